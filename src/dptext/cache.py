@@ -1,0 +1,72 @@
+"""On-disk cache for built artefacts (embedding matrices, neighbour tables).
+
+Location: ``$DPTEXT_CACHE_DIR`` if set, else ``~/.cache/dptext``. Entries are
+binary (``.npz`` / ``.npy``), keyed by a hash of everything that went into
+them, and written atomically (temp file + rename) so a crash never leaves a
+half-written entry behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("DPTEXT_CACHE_DIR") or os.path.join(Path.home(), ".cache", "dptext")
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def key_of(*parts) -> str:
+    """A short stable hash of JSON-serialisable parts."""
+    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def file_fingerprint(path: str | os.PathLike) -> dict:
+    st = os.stat(path)
+    return {"path": os.path.basename(str(path)), "size": st.st_size, "mtime": int(st.st_mtime)}
+
+
+def entry_path(kind: str, name: str, key: str, suffix: str = ".npz") -> Path:
+    return cache_dir() / kind / f"{name}-{key}{suffix}"
+
+
+def save_npz(path: Path, **arrays) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
+    os.close(fd)
+    try:
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def load_npz(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}
+
+
+def save_npy(path: Path, array: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npy")
+    os.close(fd)
+    try:
+        np.save(tmp, array)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def load_npy(path: Path, mmap: bool = True) -> np.ndarray:
+    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)

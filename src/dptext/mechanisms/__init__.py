@@ -1,0 +1,17 @@
+"""Text mechanisms (SPEC section 1): one module per mechanism, registered by name."""
+
+from dptext.mechanisms.base import Mechanism, PerturbResult, PrivacyClaim, UnitRecord
+from dptext.mechanisms.registry import MECHANISMS, get_mechanism, list_mechanisms, register
+
+# importing a module registers its mechanisms; modules of this package only
+import importlib as _importlib
+
+for _mod in ("rantext", "santext", "custext", "cape", "mappers", "stencil", "noise"):
+    try:
+        _importlib.import_module(f"dptext.mechanisms.{_mod}")
+    except ModuleNotFoundError as _exc:  # a module not written yet
+        if _exc.name != f"dptext.mechanisms.{_mod}":
+            raise
+
+__all__ = ["Mechanism", "PerturbResult", "PrivacyClaim", "UnitRecord", "MECHANISMS",
+           "get_mechanism", "list_mechanisms", "register"]

@@ -1,0 +1,242 @@
+"""Mechanism base class (SPEC section 1).
+
+A mechanism maps one input unit ``x`` to one output unit ``y`` of the space's
+vocabulary, independently per unit. Subclasses supply three things, kept
+apart as in OpenDP (the claim is not the sampler):
+
+* ``_sample(idx, rng)``: vectorised sampling of outputs for an array of input
+  vocabulary indices;
+* ``transition(x)``: the exact (or numerically integrated) row ``Pr(y | x)``
+  over the space's vocabulary;
+* ``privacy()``: the guarantee claimed (SPEC section 5).
+
+Everything around the sampler lives here once: segmentation, punctuation
+pass-through, the digits and out-of-vocabulary policies, whitespace and case
+preservation, and the per-unit record of what happened.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from dptext.errors import DPTextError, check_epsilon
+from dptext.resources import is_digits, is_punctuation
+from dptext.spaces import EmbeddingSpace, get_space
+from dptext.text import Piece, Segmentation, match_case
+
+OOV_POLICIES = ("drop", "random", "keep")
+DIGITS_POLICIES = ("random", "keep", "vocab")
+PUNCT_POLICIES = ("keep", "perturb")
+MAX_UNITS = 2_000_000  # per call; larger inputs should be streamed (sanitize-corpus)
+
+
+@dataclass
+class PrivacyClaim:
+    """What a mechanism promises (SPEC 5); ``bound`` is the worst-case ε over any input pair."""
+
+    mechanism: str
+    epsilon: float
+    kind: str  # "metric-dp" | "dp-within-set" | "none"
+    bound: float | None  # float('inf') = unbounded across some inputs; None = no DP claim
+    scope: str
+    details: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if d["bound"] == float("inf"):
+            d["bound"] = "inf"
+        return d
+
+
+@dataclass
+class UnitRecord:
+    original: str
+    output: str | None  # None when dropped
+    action: str  # "perturbed" | "kept" | "dropped"
+    reason: str  # "vocab" | "punctuation" | "digits" | "oov" | "stopword" | ...
+    ws: str = ""
+
+
+@dataclass
+class PerturbResult:
+    text: str
+    units: list[UnitRecord]
+    privacy: dict
+
+    def counts(self) -> dict[str, int]:
+        out = {"perturbed": 0, "kept": 0, "dropped": 0}
+        for u in self.units:
+            out[u.action] += 1
+        return out
+
+    def kept_units(self) -> list[str]:
+        """Units that left unchanged by policy (not by sampling), e.g. OOV with ``oov='keep'``."""
+        return [u.original for u in self.units if u.action == "kept" and u.reason not in ("punctuation",)]
+
+    def to_dict(self) -> dict:
+        return {
+            "text": self.text,
+            "units": [{"original": u.original, "output": u.output, "action": u.action, "reason": u.reason}
+                      for u in self.units],
+            "privacy": self.privacy,
+        }
+
+
+class Mechanism(ABC):
+    """Base of every per-unit text mechanism. Parameters are keyword-only."""
+
+    name: ClassVar[str] = ""
+    default_space: ClassVar[str] = "glove-50d"
+
+    def __init__(self, *, epsilon: float, space: str | EmbeddingSpace | None = None, seed: int | None = None,
+                 oov: str = "drop", digits: str = "random", punctuation: str = "keep", progress=None) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        if oov not in OOV_POLICIES:
+            raise DPTextError(f"unknown OOV policy {oov!r}; choose one of {', '.join(OOV_POLICIES)}")
+        if digits not in DIGITS_POLICIES:
+            raise DPTextError(f"unknown digits policy {digits!r}; choose one of {', '.join(DIGITS_POLICIES)}")
+        if punctuation not in PUNCT_POLICIES:
+            raise DPTextError(f"unknown punctuation policy {punctuation!r}; choose one of {', '.join(PUNCT_POLICIES)}")
+        self.space = get_space(space or self.default_space, progress=progress)
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)  # seed=None: OS entropy
+        self.oov, self.digits, self.punctuation = oov, digits, punctuation
+
+    # ----- the mechanism proper -----------------------------------------------------------------
+    @abstractmethod
+    def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Output vocabulary indices for input vocabulary indices ``idx`` (vectorised)."""
+
+    @abstractmethod
+    def transition(self, x) -> np.ndarray:
+        """``Pr(y | x)`` for every ``y`` in the space's vocabulary (float64, sums to 1)."""
+
+    @abstractmethod
+    def privacy(self) -> PrivacyClaim:
+        """The guarantee this mechanism claims (SPEC 5)."""
+
+    def settings(self) -> dict:
+        """Parameters that define this mechanism instance (stored with results)."""
+        return {"mechanism": self.name, "epsilon": self.epsilon, "space": self.space.name,
+                "oov": self.oov, "digits": self.digits, "punctuation": self.punctuation}
+
+    # ----- input domain ---------------------------------------------------------------------------
+    @property
+    def input_mask(self) -> np.ndarray:
+        """Boolean mask over V of units this mechanism accepts as inputs (default: all of V)."""
+        return np.ones(self.space.size, dtype=bool)
+
+    def index_of(self, x) -> int:
+        """Vocabulary index of a unit (string or int), validated against the input domain."""
+        if isinstance(x, (int, np.integer)):
+            i = int(x)
+            if not 0 <= i < self.space.size:
+                raise DPTextError(f"unit index {i} outside the vocabulary of {self.space.name}")
+        else:
+            i = self.space.lookup(str(x))
+            if i < 0:
+                raise DPTextError(f"unit {x!r} is not in the vocabulary of space {self.space.name}")
+        if not self.input_mask[i]:
+            raise DPTextError(f"unit {self.space.units[i]!r} is not an input of {self.name} on {self.space.name}")
+        return i
+
+    def sample(self, x, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
+        """``n`` independent outputs (vocabulary indices) for unit ``x``."""
+        i = self.index_of(x)
+        return self._sample(np.full(int(n), i, dtype=np.int64), rng or self.rng)
+
+    def pass_through(self, unit: str) -> str | None:
+        """Reason to keep ``unit`` unchanged before the vocabulary is consulted, else None."""
+        return None
+
+    # ----- text in, text out ------------------------------------------------------------------------
+    def segment(self, text) -> Segmentation:
+        if isinstance(text, (list, tuple)):
+            return Segmentation(tuple(Piece("" if i == 0 else " ", str(u)) for i, u in enumerate(text)))
+        if not isinstance(text, str):
+            raise DPTextError(f"cannot perturb a {type(text).__name__}; give text or a list of units")
+        return self.space.segment(text)
+
+    def perturb(self, text, *, rng: np.random.Generator | None = None) -> PerturbResult:
+        """Perturb every unit of ``text`` (a string, or a list of units)."""
+        rng = rng or self.rng
+        seg = self.segment(text)
+        n = len(seg.pieces)
+        if n > MAX_UNITS:
+            raise DPTextError(f"input has {n} units; the limit per call is {MAX_UNITS} (split it)")
+        outputs: list[str | None] = [None] * n
+        records: list[UnitRecord | None] = [None] * n
+        idx = self.space.lookup_many([p.text for p in seg.pieces])
+        in_domain = np.zeros(n, dtype=bool)
+        ok = idx >= 0
+        in_domain[ok] = self.input_mask[idx[ok]]
+        todo_pos: list[int] = []
+        for i, piece in enumerate(seg.pieces):
+            t = piece.text
+            reason = None
+            if self.punctuation == "keep" and is_punctuation(t):
+                reason = "punctuation"
+            elif self.digits != "vocab" and is_digits(t):
+                if self.digits == "keep":
+                    reason = "digits"
+                else:
+                    out = str(int(rng.integers(1, 1001)))
+                    outputs[i] = out
+                    records[i] = UnitRecord(t, out, "perturbed", "digits", piece.ws)
+                    continue
+            else:
+                reason = self.pass_through(t)
+            if reason is not None:
+                outputs[i] = t
+                records[i] = UnitRecord(t, t, "kept", reason, piece.ws)
+            elif in_domain[i]:
+                todo_pos.append(i)
+            elif self.oov == "drop":
+                records[i] = UnitRecord(t, None, "dropped", "oov", piece.ws)
+            elif self.oov == "keep":
+                outputs[i] = t
+                records[i] = UnitRecord(t, t, "kept", "oov", piece.ws)
+            else:  # random: a uniform unit of the mechanism's output vocabulary
+                todo_pos.append(-i - 1)
+        vocab_pos = [p for p in todo_pos if p >= 0]
+        rand_pos = [-p - 1 for p in todo_pos if p < 0]
+        units = self.space.units
+        if vocab_pos:
+            out_idx = self._sample(idx[vocab_pos], rng)
+            for p, o in zip(vocab_pos, out_idx.tolist()):
+                self._emit(seg.pieces[p], units[o], "vocab", outputs, records, p)
+        if rand_pos:
+            support = np.flatnonzero(self.output_mask)
+            picks = support[rng.integers(0, len(support), size=len(rand_pos))]
+            for p, o in zip(rand_pos, picks.tolist()):
+                self._emit(seg.pieces[p], units[o], "oov", outputs, records, p)
+        result = PerturbResult(seg.join(outputs), records, {})
+        result.privacy = self.report(result)
+        return result
+
+    @property
+    def output_mask(self) -> np.ndarray:
+        """Units this mechanism can output (default: all of V)."""
+        return np.ones(self.space.size, dtype=bool)
+
+    def _emit(self, piece, out, reason, outputs, records, p) -> None:
+        if self.space.case_insensitive:
+            out = match_case(piece.text, out)
+        outputs[p] = out
+        records[p] = UnitRecord(piece.text, out, "perturbed", reason, piece.ws)
+
+    def report(self, result: PerturbResult) -> dict:
+        claim = self.privacy().to_dict()
+        rep = {"mechanism": self.name, "epsilon": self.epsilon, "space": self.space.name, "claim": claim}
+        rep.update(result.counts())
+        kept = result.kept_units()
+        if kept:
+            rep["kept_units"] = kept
+        return rep
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon}, space={self.space.name!r})"

@@ -1,0 +1,36 @@
+"""Shared lexical resources (SPEC section 6), read from installed packages.
+
+* English stopwords: the English list of the ``stopwords`` package (175 words,
+  the Snowball list). NLTK's 179-word list is not installable offline (its
+  corpus needs a download); the Snowball list covers the same function words,
+  with contractions spelled out ("don't") where NLTK lists fragments ("don").
+* Punctuation: the 32 ASCII marks of :data:`string.punctuation`.
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+from importlib import resources
+
+PUNCTUATION = frozenset(string.punctuation)
+
+
+@functools.lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    text = resources.files("stopwords").joinpath("languages/english/default.txt").read_text("utf-8")
+    words = {w.strip().lower() for w in text.splitlines() if w.strip()}
+    return frozenset(words)
+
+
+def is_punctuation(unit: str) -> bool:
+    """True when the unit is non-empty and made only of ASCII punctuation marks."""
+    return bool(unit) and all(ch in PUNCTUATION for ch in unit)
+
+
+def is_digits(unit: str) -> bool:
+    return unit.isascii() and unit.isdigit()
+
+
+def is_stopword(unit: str) -> bool:
+    return unit.lower() in stopwords()

@@ -1,0 +1,204 @@
+"""Embedding spaces (SPEC section 0).
+
+A space bundles a tokenizer, a vocabulary ``V`` (unit strings), an embedding
+matrix ``E`` (float32, ``|V| x N``) and unit frequencies. Concrete spaces only
+say how to *build* those arrays from installed assets and how to tokenize;
+this base class caches the arrays on disk (``.npz`` keyed by a hash of the
+inputs) and provides the vectorised distance work every mechanism shares.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from functools import cached_property
+
+import numpy as np
+
+from dptext import cache
+from dptext.text import Segmentation
+
+
+class EmbeddingSpace(ABC):
+    #: registry name, e.g. ``"glove-50d"``
+    name: str = ""
+    description: str = ""
+    #: look units up case-insensitively (word vectors trained on lower-cased text)
+    case_insensitive: bool = False
+    #: bump when the construction changes, to invalidate caches
+    version: int = 1
+
+    def __init__(self) -> None:
+        self._arrays: dict[str, np.ndarray] | None = None
+        self.build_seconds: float | None = None  # set when built (not loaded) in this process
+        self.load_seconds: float | None = None
+
+    # ----- what a concrete space provides -------------------------------------------------
+    @abstractmethod
+    def inputs(self) -> dict:
+        """Everything the build depends on (asset fingerprints, parameters): the cache key."""
+
+    @abstractmethod
+    def build(self, progress=None) -> dict[str, np.ndarray]:
+        """Build ``units`` (str array), ``embeddings`` (float32) and ``freq`` (float64) arrays."""
+
+    @abstractmethod
+    def segment(self, text: str) -> Segmentation:
+        """Split text into units with their leading whitespace."""
+
+    # ----- cache ---------------------------------------------------------------------------
+    @cached_property
+    def cache_key(self) -> str:
+        return cache.key_of(self.name, self.version, self.inputs())
+
+    @property
+    def cache_path(self):
+        return cache.entry_path("spaces", self.name, self.cache_key)
+
+    def is_cached(self) -> bool:
+        return self.cache_path.exists()
+
+    def load(self, progress=None) -> "EmbeddingSpace":
+        if self._arrays is not None:
+            return self
+        path = self.cache_path
+        t0 = time.perf_counter()
+        if path.exists():
+            self._arrays = cache.load_npz(path)
+            self.load_seconds = time.perf_counter() - t0
+        else:
+            arrays = self.build(progress=progress)
+            arrays["embeddings"] = np.ascontiguousarray(arrays["embeddings"], dtype=np.float32)
+            arrays["freq"] = np.asarray(arrays["freq"], dtype=np.float64)
+            arrays["units"] = np.asarray(arrays["units"], dtype=str)
+            cache.save_npz(path, **arrays)
+            self._arrays = arrays
+            self.build_seconds = time.perf_counter() - t0
+        return self
+
+    @property
+    def arrays(self) -> dict[str, np.ndarray]:
+        if self._arrays is None:
+            self.load()
+        return self._arrays
+
+    # ----- vocabulary ------------------------------------------------------------------------
+    @cached_property
+    def units(self) -> list[str]:
+        return self.arrays["units"].tolist()
+
+    @cached_property
+    def embeddings(self) -> np.ndarray:
+        return self.arrays["embeddings"]
+
+    @cached_property
+    def freq(self) -> np.ndarray:
+        return self.arrays["freq"]
+
+    @property
+    def size(self) -> int:
+        return len(self.units)
+
+    @property
+    def dim(self) -> int:
+        return int(self.embeddings.shape[1])
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        return {u: i for i, u in enumerate(self.units)}
+
+    def key(self, unit: str) -> str:
+        """Normalised lookup key of a unit."""
+        return unit.lower() if self.case_insensitive else unit
+
+    def lookup(self, unit: str) -> int:
+        """Index of ``unit`` in V, or -1 when out of vocabulary."""
+        return self.index.get(self.key(unit), -1)
+
+    def lookup_many(self, units) -> np.ndarray:
+        get = self.index.get
+        key = self.key
+        return np.fromiter((get(key(u), -1) for u in units), dtype=np.int64, count=len(units))
+
+    # ----- geometry (vectorised) ----------------------------------------------------------------
+    @cached_property
+    def sq_norms(self) -> np.ndarray:
+        e = self.embeddings
+        return np.einsum("ij,ij->i", e, e, dtype=np.float64).astype(np.float32)
+
+    @cached_property
+    def normalized(self) -> np.ndarray:
+        n = np.sqrt(self.sq_norms)[:, None]
+        return self.embeddings / np.where(n > 0, n, 1.0)
+
+    @cached_property
+    def dim_range(self) -> np.ndarray:
+        """``Δφ``: per-dimension range (max - min) of E over V (SPEC 1.1)."""
+        e = self.embeddings
+        return (e.max(axis=0) - e.min(axis=0)).astype(np.float64)
+
+    def distances(self, rows, cols=None) -> np.ndarray:
+        """Euclidean distances ``d(rows[i], cols[j])`` as float32 (one GEMM).
+
+        ``cols=None`` means all of V. The distance of a unit to itself is exactly 0.
+        """
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        e = self.embeddings
+        ec = e if cols is None else e[cols]
+        nc = self.sq_norms if cols is None else self.sq_norms[cols]
+        d2 = self.sq_norms[rows][:, None] + nc[None, :] - 2.0 * (e[rows] @ ec.T)
+        np.maximum(d2, 0.0, out=d2)
+        d = np.sqrt(d2, out=d2)
+        if cols is None:
+            d[np.arange(len(rows)), rows] = 0.0
+        else:
+            cols = np.asarray(cols)
+            hit = rows[:, None] == cols[None, :]
+            d[hit] = 0.0
+        return d
+
+    def cosine(self, rows, cols=None) -> np.ndarray:
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        n = self.normalized
+        return n[rows] @ (n if cols is None else n[cols]).T
+
+    def nearest(self, vectors: np.ndarray, k: int = 1, exclude=None, metric: str = "cosine") -> np.ndarray:
+        """Top-``k`` vocabulary indices for each query vector, best first.
+
+        ``exclude[i]`` (optional) is a vocabulary index that query ``i`` may not return.
+        """
+        q = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        if metric == "cosine":
+            qn = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+            score = qn @ self.normalized.T
+        else:
+            score = -(self.sq_norms[None, :] - 2.0 * (q @ self.embeddings.T))
+        if exclude is not None:
+            ex = np.asarray(exclude)
+            ok = ex >= 0
+            score[np.nonzero(ok)[0], ex[ok]] = -np.inf
+        k = min(k, score.shape[1])
+        part = np.argpartition(-score, k - 1, axis=1)[:, :k]
+        order = np.take_along_axis(score, part, axis=1).argsort(axis=1)[:, ::-1]
+        return np.take_along_axis(part, order, axis=1)
+
+    @cached_property
+    def d_max(self) -> float:
+        """Largest pairwise distance in V (chunked GEMM, cached on disk with the space)."""
+        path = cache.entry_path("spaces", self.name + "-dmax", self.cache_key, ".npy")
+        if path.exists():
+            return float(np.load(path))
+        best = 0.0
+        step = 2048
+        for start in range(0, self.size, step):
+            rows = np.arange(start, min(start + step, self.size))
+            best = max(best, float(self.distances(rows).max()))
+        cache.save_npy(path, np.asarray(best))
+        return best
+
+    def info(self) -> dict:
+        out = {"name": self.name, "description": self.description, "cached": self.is_cached(),
+               "cache_path": str(self.cache_path)}
+        if self._arrays is not None:
+            out.update(size=self.size, dim=self.dim)
+        return out

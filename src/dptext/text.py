@@ -1,0 +1,93 @@
+"""Splitting text into units and putting it back together.
+
+A unit is what a mechanism replaces: a word (word-level spaces) or a
+tokenizer token (subword spaces). Leading whitespace is kept beside the unit,
+not inside it (SPEC section 0), so that a replacement keeps the original's
+spacing and ``join_units(split) == text`` always holds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# letters (any script), digit runs, or one other non-space character
+_WORD_RE = re.compile(r"(\s*)([^\W\d_]+(?:'[^\W\d_]+)?|\d+|[^\w\s]|_)", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    ws: str  # leading whitespace
+    text: str  # the unit, never empty, never starting with whitespace
+
+
+@dataclass(frozen=True, slots=True)
+class Segmentation:
+    pieces: tuple[Piece, ...]
+    trailing: str = ""
+
+    def join(self, outputs: list[str] | None = None, keep_ws: list[bool] | None = None) -> str:
+        """Rebuild text; ``outputs[i]`` replaces piece i (``None`` = dropped with its whitespace)."""
+        outs = [p.text for p in self.pieces] if outputs is None else outputs
+        parts = []
+        for piece, out in zip(self.pieces, outs):
+            if out is None:
+                continue
+            parts.append(piece.ws)
+            parts.append(out)
+        parts.append(self.trailing)
+        return "".join(parts)
+
+
+def split_words(text: str) -> Segmentation:
+    """Word-level segmentation: letter runs (with one inner apostrophe), digit runs, single marks."""
+    pieces = []
+    pos = 0
+    for m in _WORD_RE.finditer(text):
+        if m.start() != pos:  # cannot happen: the regex covers every non-space char
+            raise AssertionError("segmentation gap")
+        pieces.append(Piece(m.group(1), m.group(2)))
+        pos = m.end()
+    return Segmentation(tuple(pieces), text[pos:])
+
+
+def split_leading_ws(piece_texts: list[str]) -> Segmentation:
+    """Turn decoded tokenizer pieces into units: whitespace-only pieces join the next unit's ws."""
+    pieces = []
+    pending = ""
+    for s in piece_texts:
+        stripped = s.lstrip()
+        if not stripped:
+            pending += s
+            continue
+        core = stripped.rstrip()
+        ws = pending + s[: len(s) - len(stripped)]
+        pending = stripped[len(core):]  # trailing whitespace (e.g. ".\n") goes to the next unit
+        if not ws and pieces and core.isdigit() and pieces[-1].text.isdigit():
+            pieces[-1] = Piece(pieces[-1].ws, pieces[-1].text + core)  # "202"+"4" is one number
+        else:
+            pieces.append(Piece(ws, core))
+    return Segmentation(tuple(pieces), pending)
+
+
+def match_case(template: str, word: str) -> str:
+    """Give ``word`` the capitalisation pattern of ``template`` (for case-folded vocabularies)."""
+    if not template or not word:
+        return word
+    if template.isupper() and len(template) > 1:
+        return word.upper()
+    if template[0].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def decode_text(data: bytes, *, source: str = "input") -> str:
+    """Decode UTF-8 input strictly, with a one-line error naming the source."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        from dptext.errors import DPTextError
+
+        raise DPTextError(
+            f"{source} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None

@@ -184,15 +184,23 @@ class EmbeddingSpace(ABC):
 
     @cached_property
     def d_max(self) -> float:
-        """Largest pairwise distance in V (chunked GEMM, cached on disk with the space)."""
+        """Largest pairwise distance in V, exact (cached on disk with the space).
+
+        Rows are scanned from the unit farthest from the centroid inward and the
+        scan stops once ``‖φ_i − c‖ + max_j ‖φ_j − c‖`` (an upper bound on any
+        distance from row ``i`` on) cannot beat the best distance found.
+        """
         path = cache.entry_path("spaces", self.name + "-dmax", self.cache_key, ".npy")
         if path.exists():
             return float(np.load(path))
-        best = 0.0
-        step = 2048
+        e = self.embeddings.astype(np.float64)
+        r = np.linalg.norm(e - e.mean(axis=0), axis=1)
+        order = np.argsort(-r)
+        best, step = 0.0, 256
         for start in range(0, self.size, step):
-            rows = np.arange(start, min(start + step, self.size))
-            best = max(best, float(self.distances(rows).max()))
+            if r[order[start]] + r[order[0]] <= best:
+                break
+            best = max(best, float(self.distances(order[start : start + step]).max()))
         cache.save_npy(path, np.asarray(best))
         return best
 

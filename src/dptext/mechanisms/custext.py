@@ -1,0 +1,168 @@
+"""CUSTEXT and CUSTEXT+ (Chen et al. 2023; SPEC 1.3).
+
+Candidate lists of size ``K`` (default 20):
+
+* conservative (default): walk ``V`` from the most frequent unit; an
+  unassigned unit seeds a cluster of its top-``K`` nearest *unassigned* units
+  (itself included); every member gets that list and leaves the pool, so
+  lists are disjoint (only the last one may be shorter than ``K``);
+* aggressive: every unit gets its own top-``K`` list.
+
+Similarity ``s`` is cosine on L2-normalised embeddings (``similarity="cosine"``)
+or ``−d`` (``"euclidean"``), min-max scaled over the list:
+``ŝ = (s − min s)/(max s − min s)``; ``Pr(y | x) ∝ exp(ε·ŝ(x, y)/2)`` over
+``x``'s list. CUSTEXT+ keeps stopwords unchanged.
+
+The lists and per-unit similarities are built once per space (and corpus)
+and cached on disk; sampling is a vectorised inverse CDF over ``K`` columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dptext import cache
+from dptext.errors import DPTextError
+from dptext.mechanisms._vocab import corpus_key, vocabulary
+from dptext.mechanisms.base import Mechanism, PrivacyClaim
+from dptext.mechanisms.registry import register
+from dptext.resources import is_stopword
+
+STRATEGIES = ("conservative", "aggressive")
+SIMILARITIES = ("cosine", "euclidean")
+
+
+def _scores(space, rows, cols, similarity):
+    if similarity == "cosine":
+        return space.cosine(rows, cols)
+    return -space.distances(rows, cols)
+
+
+def build_lists(space, mask, freq, k, strategy, similarity, progress=None) -> np.ndarray:
+    """``[|space|, k]`` candidate lists (vocabulary indices, ``-1`` padded; ``-1`` rows outside V)."""
+    members = np.flatnonzero(mask)
+    lists = np.full((space.size, k), -1, dtype=np.int64)
+    task = progress.add_task(f"CUSTEXT {strategy} lists", total=len(members)) if progress else None
+    if strategy == "aggressive":
+        for start in range(0, len(members), 1024):
+            rows = members[start : start + 1024]
+            s = _scores(space, rows, members, similarity)
+            kk = min(k, len(members))
+            top = np.argpartition(-s, kk - 1, axis=1)[:, :kk]
+            top = np.take_along_axis(top, np.argsort(-np.take_along_axis(s, top, 1), axis=1, kind="stable"), 1)
+            lists[rows, :kk] = members[top]
+            if task is not None:
+                progress.advance(task, len(rows))
+        return lists
+    free = mask.copy()
+    for seed in members[np.lexsort((members, -freq[members]))]:  # most frequent first
+        if not free[seed]:
+            continue
+        pool = np.flatnonzero(free)
+        s = _scores(space, [seed], pool, similarity)[0]
+        s[pool == seed] = np.inf  # the seed is always in its own cluster
+        kk = min(k, len(pool))
+        top = np.argpartition(-s, kk - 1)[:kk]
+        cluster = pool[top[np.argsort(-s[top], kind="stable")]]
+        lists[cluster, :kk] = cluster
+        free[cluster] = False
+        if task is not None:
+            progress.advance(task, kk)
+    return lists
+
+
+@register("custext")
+class CusText(Mechanism):
+    default_space = "glove-50d"
+
+    def __init__(self, *, epsilon: float, k: int = 20, strategy: str = "conservative", similarity: str = "cosine",
+                 corpus=None, **kwargs) -> None:
+        super().__init__(epsilon=epsilon, **kwargs)
+        if strategy not in STRATEGIES:
+            raise DPTextError(f"unknown CUSTEXT strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+        if similarity not in SIMILARITIES:
+            raise DPTextError(f"unknown similarity {similarity!r}; choose one of {', '.join(SIMILARITIES)}")
+        if int(k) < 1:
+            raise DPTextError(f"invalid list size k={k}: must be >= 1")
+        self.k, self.strategy, self.similarity = int(k), strategy, similarity
+        self._corpus_key = corpus_key(corpus)
+        self.vocab_mask, self.freqs = vocabulary(self.space, corpus)
+        self.lists = self._load_lists(kwargs.get("progress"))
+        self.sims = self._list_similarities()
+        self.probs = self._list_probs()
+        self.cdf = np.cumsum(self.probs, axis=1)
+
+    def settings(self) -> dict:
+        return {**super().settings(), "k": self.k, "strategy": self.strategy, "similarity": self.similarity,
+                "corpus": self._corpus_key}
+
+    def _load_lists(self, progress) -> np.ndarray:
+        key = cache.key_of(self.space.cache_key, self.k, self.strategy, self.similarity, self._corpus_key)
+        path = cache.entry_path("custext", self.space.name, key, ".npy")
+        if path.exists():
+            return np.load(path)
+        lists = build_lists(self.space, self.vocab_mask, self.freqs, self.k, self.strategy, self.similarity, progress)
+        cache.save_npy(path, lists)
+        return lists
+
+    def _list_similarities(self) -> np.ndarray:
+        """``s(x, list_x[j])`` for every unit (NaN on padding), vectorised in chunks."""
+        out = np.full(self.lists.shape, np.nan)
+        valid = self.lists >= 0
+        emb = self.space.normalized if self.similarity == "cosine" else self.space.embeddings
+        for start in range(0, self.space.size, 4096):
+            sl = slice(start, start + 4096)
+            lst = np.where(valid[sl], self.lists[sl], 0)
+            x = emb[start : start + lst.shape[0]]
+            if self.similarity == "cosine":
+                s = np.einsum("id,ikd->ik", x, emb[lst])
+            else:
+                s = -np.linalg.norm(emb[lst] - x[:, None, :], axis=2)
+            out[sl] = np.where(valid[sl], s, np.nan)
+        return out
+
+    def _list_probs(self) -> np.ndarray:
+        s = self.sims
+        lo, hi = np.nanmin(s, axis=1, keepdims=True), np.nanmax(s, axis=1, keepdims=True)
+        span = np.where(hi - lo > 0, hi - lo, 1.0)
+        s_hat = np.where(hi - lo > 0, (s - lo) / span, 0.0)  # degenerate list: uniform
+        logit = 0.5 * self.epsilon * s_hat
+        w = np.where(np.isnan(s), 0.0, np.exp(logit - 0.5 * self.epsilon))  # ŝ ≤ 1: exponents ≤ 0
+        tot = w.sum(axis=1, keepdims=True)
+        return np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
+
+    @property
+    def input_mask(self) -> np.ndarray:
+        return self.vocab_mask
+
+    @property
+    def output_mask(self) -> np.ndarray:
+        return self.vocab_mask
+
+    def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        u = rng.random(len(idx))
+        j = (self.cdf[idx] < u[:, None]).sum(axis=1)
+        j = np.minimum(j, (self.lists[idx] >= 0).sum(axis=1) - 1)
+        return self.lists[idx, j]
+
+    def transition(self, x) -> np.ndarray:
+        i = self.index_of(x)
+        row = np.zeros(self.space.size, dtype=np.float64)
+        ok = self.lists[i] >= 0
+        row[self.lists[i][ok]] = self.probs[i][ok]
+        return row
+
+    def privacy(self) -> PrivacyClaim:
+        scope = ("ε-DP between inputs that share a candidate list (exponential mechanism over min-max scaled "
+                 "similarity, sensitivity 1); unbounded across lists")
+        if self.strategy == "aggressive":
+            scope = ("ε-DP between inputs whose (own) candidate lists contain the output; lists overlap, "
+                     "unbounded otherwise")
+        return PrivacyClaim(mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set", bound=self.epsilon,
+                            scope=scope, details={"k": self.k, "strategy": self.strategy, "across_lists": "inf"})
+
+
+@register("custext+")
+class CusTextPlus(CusText):
+    def pass_through(self, unit: str) -> str | None:
+        return "stopword" if is_stopword(unit) else None

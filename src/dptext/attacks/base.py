@@ -1,0 +1,206 @@
+"""Attack base class, observed data and the attack registry (SPEC section 3).
+
+An attack sees perturbed units with their sanitized context, knows the
+mechanism (public knowledge: its space, ``transition``, domains) and whatever
+else the adversary holds (a shadow corpus, a language model). It returns, for
+every attacked unit, a ranked list of reconstructions (best first), or
+``None`` when it cannot represent that unit at all. The shared scorer
+(``dptext.attacks.scoring``) turns that into ASR@1, ASR@K and protection.
+
+Composition follows TextAttack: data (``Observed``), the attack proper
+(``Attack.rank``) and the scorer are separate parts.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from dptext.errors import DPTextError
+
+
+def normalize_unit(u: str | None) -> str:
+    """Normalised unit for success checks: case-folded, whitespace stripped (SPEC 3)."""
+    return "" if u is None else str(u).strip().casefold()
+
+
+@dataclass
+class Observed:
+    """Sanitized sentences with their ground truth, flattened over attacked units.
+
+    ``outputs[s]`` are the units of sanitized sentence ``s`` in order (dropped
+    units removed) and ``ws[s]`` their leading whitespace; ``originals[s]`` the
+    private unit behind each output. Target ``t`` is output ``pos[t]`` of
+    sentence ``sent[t]``; ``observed[t]`` / ``truth[t]`` are its perturbed and
+    original unit. ``private_units`` lists every in-text private unit (the
+    private corpus, for the bounds' frequencies).
+    """
+
+    outputs: list[list[str]]
+    originals: list[list[str]]
+    ws: list[list[str]]
+    sent: np.ndarray
+    pos: np.ndarray
+    private_units: list[str] = field(default_factory=list)
+    dropped: int = 0
+
+    @property
+    def observed(self) -> list[str]:
+        return [self.outputs[s][p] for s, p in zip(self.sent.tolist(), self.pos.tolist())]
+
+    @property
+    def truth(self) -> list[str]:
+        return [self.originals[s][p] for s, p in zip(self.sent.tolist(), self.pos.tolist())]
+
+    @property
+    def n_targets(self) -> int:
+        return len(self.sent)
+
+    def text(self, s: int, replace: dict[int, str] | None = None) -> str:
+        """Sanitized sentence ``s`` as text, with ``replace[pos]`` substituted."""
+        outs = self.outputs[s]
+        if replace:
+            outs = [replace.get(i, u) for i, u in enumerate(outs)]
+        return "".join(w + u for w, u in zip(self.ws[s], outs)).strip()
+
+    def original_text(self, s: int) -> str:
+        return "".join(w + u for w, u in zip(self.ws[s], self.originals[s])).strip()
+
+
+def observe(mechanism, sentences, *, rng: np.random.Generator | None = None, repeats: int = 1,
+            targets: str = "perturbed", max_targets: int | None = None) -> Observed:
+    """Perturb ``sentences`` (``repeats`` times each) and collect what an attacker sees.
+
+    ``targets="perturbed"`` attacks units the mechanism sampled; ``"all"`` also
+    attacks units kept by policy (stopwords, OOV ``keep``), never punctuation.
+    """
+    if targets not in ("perturbed", "all"):
+        raise DPTextError(f"unknown targets {targets!r}; choose perturbed or all")
+    rng = rng or mechanism.rng
+    outputs, originals, wss, sent, pos, private = [], [], [], [], [], []
+    dropped = 0
+    for text in sentences:
+        for _ in range(int(repeats)):
+            res = mechanism.perturb(text, rng=rng)
+            outs, origs, ws = [], [], []
+            for r in res.units:
+                if r.output is None:
+                    dropped += 1
+                    continue
+                hit = r.action == "perturbed" or (targets == "all" and r.reason not in ("punctuation",))
+                if hit:
+                    sent.append(len(outputs))
+                    pos.append(len(outs))
+                outs.append(r.output)
+                origs.append(r.original)
+                ws.append(r.ws)
+            outputs.append(outs)
+            originals.append(origs)
+            wss.append(ws)
+            if max_targets is not None and len(sent) >= max_targets:
+                break
+        if max_targets is not None and len(sent) >= max_targets:
+            break
+    for text in sentences:
+        private.extend(p.text for p in mechanism.segment(text).pieces)
+    n = len(sent) if max_targets is None else min(len(sent), int(max_targets))
+    return Observed(outputs, originals, wss, np.asarray(sent[:n], dtype=np.int64),
+                    np.asarray(pos[:n], dtype=np.int64), private, dropped)
+
+
+Ranking = list  # list[list[str] | None], one entry per attacked unit, best first
+
+
+class Attack(ABC):
+    """Base of every reconstruction attack. Options are keyword-only.
+
+    ``fit(shadow)`` does the one-time set-up (priors, tables, detectors) and
+    records its duration in ``setup_seconds``; ``rank(observed)`` returns the
+    ranked reconstructions; ``evaluate(observed)`` scores them.
+    """
+
+    name: ClassVar[str] = ""
+    needs_shadow: ClassVar[bool] = False
+    #: a bound uses the true private frequencies (not an attack an adversary can run)
+    is_bound: ClassVar[bool] = False
+
+    def __init__(self, mechanism, *, k: int = 5, progress=None) -> None:
+        if int(k) < 1:
+            raise DPTextError(f"invalid k {k}: must be >= 1")
+        self.mechanism = mechanism
+        self.space = mechanism.space
+        self.k = int(k)
+        self.progress = progress
+        self.setup_seconds = 0.0
+        self.fitted = False
+
+    def fit(self, shadow=None, *, rng: np.random.Generator | None = None) -> "Attack":
+        import time
+
+        if self.needs_shadow and not shadow:
+            raise DPTextError(f"attack {self.name!r} needs a shadow corpus (--shadow FILE)")
+        t0 = time.perf_counter()
+        self._fit(list(shadow) if shadow else [], rng or np.random.default_rng())
+        self.setup_seconds = time.perf_counter() - t0
+        self.fitted = True
+        return self
+
+    def _fit(self, shadow: list[str], rng: np.random.Generator) -> None:
+        """One-time set-up from a shadow corpus (default: nothing)."""
+
+    @abstractmethod
+    def rank(self, obs: Observed) -> Ranking:
+        """Ranked reconstructions per attacked unit (``None`` = cannot represent it)."""
+
+    def evaluate(self, obs: Observed, *, k: int | None = None):
+        from dptext.attacks.scoring import score
+
+        if not self.fitted:
+            self.fit()
+        ranking = self.rank(obs)
+        report = score(obs.truth, ranking, k=k or self.k)
+        report.attack = self.name
+        report.details.update(self.details(obs, ranking))
+        report.details["dropped_units"] = obs.dropped
+        report.details["setup_seconds"] = round(self.setup_seconds, 3)
+        return report
+
+    def details(self, obs: Observed, ranking: Ranking) -> dict:
+        """Extra numbers for the report (Rouge-L, MRR, ...)."""
+        return {}
+
+    @property
+    def unit_array(self) -> np.ndarray:
+        """The space's units as an object array (for vectorised gathers)."""
+        if getattr(self, "_unit_array", None) is None:
+            self._unit_array = np.asarray(self.space.units, dtype=object)
+        return self._unit_array
+
+    def settings(self) -> dict:
+        return {"attack": self.name, "k": self.k, **self.mechanism.settings()}
+
+
+ATTACKS: dict[str, type] = {}
+
+
+def register_attack(name: str):
+    def deco(cls):
+        cls.name = name
+        ATTACKS[name] = cls
+        return cls
+
+    return deco
+
+
+def get_attack(name: str, mechanism, **kwargs) -> Attack:
+    key = name.lower().replace("_", "-")
+    if key not in ATTACKS:
+        raise DPTextError(f"unknown attack {name!r}; known attacks: {', '.join(sorted(ATTACKS))}")
+    return ATTACKS[key](mechanism, **kwargs)
+
+
+def list_attacks() -> list[str]:
+    return sorted(ATTACKS)

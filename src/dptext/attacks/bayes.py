@@ -1,0 +1,134 @@
+"""Context-free Bayesian attack and the context-free ASR bound (SPEC 3; paper 003, Thm 1, Eq. 10).
+
+Attack (adversary with a shadow corpus of ``α`` units and unit frequencies
+``P̂``)::
+
+    x̂(y) = argmax_{x ∈ X} Pr(y | x) · (P̂(x) + 1/α)
+
+``Pr(y)`` is common to all ``x`` and dropped. ``1/α`` keeps the ranking
+informative (``argmax Pr(y|x)``) when every plausible ``x`` is unseen in the
+shadow corpus. The *bound* (Definition 1) is the same rule with the true
+private-corpus frequencies ``P(x)`` and no ``1/α``: the Bayes-optimal
+context-free attack, which no context-free attack beats in expectation.
+
+``X`` is the mechanism's input domain (``candidates="domain"``) or, for huge
+domains with expensive rows, the domain units seen in the shadow corpus
+(``candidates="shadow"``; unseen originals then cannot be recovered). ``Pr(y|x)`` comes from the
+mechanism's ``transition`` (``_likelihood.Likelihood``), once per candidate
+row (table mode) or once per distinct observed unit (stream mode).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dptext.attacks._likelihood import Likelihood
+from dptext.attacks.base import Attack, Observed, register_attack
+from dptext.errors import DPTextError
+
+
+def unit_counts(space, texts) -> tuple[np.ndarray, int]:
+    """(counts over the space's vocabulary, total number of units incl. OOV) of ``texts``."""
+    counts = np.zeros(space.size, dtype=np.float64)
+    total = 0
+    for text in texts:
+        idx = space.lookup_many([p.text for p in space.segment(text).pieces])
+        total += len(idx)
+        idx = idx[idx >= 0]
+        np.add.at(counts, idx, 1.0)
+    return counts, total
+
+
+class _BayesBase(Attack):
+    """Shared ranking machinery: ``score(x, y) = Pr(y|x) · prior(x)`` over candidates."""
+
+    def __init__(self, mechanism, *, k: int = 5, candidates: str = "domain", budget_mb: float = 512,
+                 progress=None) -> None:
+        super().__init__(mechanism, k=k, progress=progress)
+        if candidates not in ("domain", "shadow"):
+            raise DPTextError(f"unknown candidates {candidates!r}; choose domain or shadow")
+        self.candidates_mode = candidates
+        self.budget_mb = budget_mb
+        self.domain = np.flatnonzero(mechanism.input_mask)
+        self.prior: np.ndarray | None = None  # over the space
+        self.lik: Likelihood | None = None
+
+    def _set_candidates(self, cand: np.ndarray) -> None:
+        self.cand = np.asarray(cand, dtype=np.int64)
+        self.lik = Likelihood(self.mechanism, self.cand, budget_mb=self.budget_mb, progress=self.progress)
+        self.lik.build()
+
+    def top(self, ids: np.ndarray, prior: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` candidates (space indices, -1 = none) and scores for each observed index.
+
+        Scores are ``Pr(y|x)·prior(x)`` (zero-score candidates are reported as -1).
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        out_i = np.full((len(ids), k), -1, dtype=np.int64)
+        out_s = np.zeros((len(ids), k), dtype=np.float64)
+        ok = np.flatnonzero(ids >= 0)
+        if not len(ok):
+            return out_i, out_s
+        uniq, inv = np.unique(ids[ok], return_inverse=True)
+        cols = self.lik.columns(uniq).astype(np.float64)  # [|X|, m]
+        sc = cols * prior[self.cand][:, None]
+        kk = min(k, len(self.cand))
+        part = np.argpartition(-sc, kk - 1, axis=0)[:kk]  # [kk, m]
+        psc = np.take_along_axis(sc, part, axis=0)
+        order = np.argsort(-psc, axis=0, kind="stable")
+        part = np.take_along_axis(part, order, axis=0).T  # [m, kk]
+        psc = np.take_along_axis(psc, order, axis=0).T
+        idx = np.where(psc > 0, self.cand[part], -1)
+        out_i[ok, :kk] = idx[inv]
+        out_s[ok, :kk] = psc[inv]
+        return out_i, out_s
+
+    def _prior(self, obs: Observed) -> np.ndarray:
+        return self.prior
+
+    def rank(self, obs: Observed):
+        ids = self.space.lookup_many(obs.observed)
+        idx, _ = self.top(ids, self._prior(obs), self.k)
+        words = self.unit_array[np.maximum(idx, 0)]
+        out: list = []
+        for row_i, row_w in zip(idx.tolist(), words.tolist()):
+            cands = [w for i, w in zip(row_i, row_w) if i >= 0]
+            out.append(cands or None)
+        return out
+
+
+@register_attack("bayes")
+class BayesAttack(_BayesBase):
+    """Context-free Bayesian attack with a shadow-corpus prior (paper 003 Eq. 10)."""
+
+    needs_shadow = True
+
+    def _fit(self, shadow, rng) -> None:
+        counts, alpha = unit_counts(self.space, shadow)
+        if alpha == 0:
+            raise DPTextError("the shadow corpus is empty")
+        self.alpha = alpha
+        self.shadow_counts = counts
+        self.prior = counts / alpha + 1.0 / alpha
+        cand = self.domain
+        if self.candidates_mode == "shadow":
+            cand = self.domain[counts[self.domain] > 0]
+            if not len(cand):
+                raise DPTextError("no unit of the shadow corpus is in the mechanism's input domain")
+        self._set_candidates(cand)
+
+
+@register_attack("bayes-bound")
+class BayesBound(_BayesBase):
+    """Context-free ASR bound: the Bayes rule with the private corpus's own frequencies (Def. 1)."""
+
+    is_bound = True
+
+    def _fit(self, shadow, rng) -> None:
+        self._set_candidates(self.domain)
+
+    def _prior(self, obs: Observed) -> np.ndarray:
+        counts = np.zeros(self.space.size, dtype=np.float64)
+        idx = self.space.lookup_many(obs.private_units)
+        np.add.at(counts, idx[idx >= 0], 1.0)
+        return counts / max(1.0, counts.sum())

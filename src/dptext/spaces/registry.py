@@ -35,11 +35,13 @@ def list_spaces() -> list[str]:
 def _register_builtin() -> None:
     from dptext.spaces.cl100k import Cl100kSpace
     from dptext.spaces.glove import GloveSpace
+    from dptext.spaces.minilm import MiniLMWordPieceSpace
     from dptext.spaces.smollm2 import SmolLM2Space
 
     register_space("cl100k-11k", Cl100kSpace)
     register_space("glove-50d", GloveSpace)
     register_space("smollm2", SmolLM2Space)
+    register_space("minilm-wordpiece", MiniLMWordPieceSpace)
 
 
 _register_builtin()

@@ -1,0 +1,181 @@
+"""Core mechanisms: exact rows, sampler agreement, edge cases (SPEC 1.1-1.3)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dptext.errors import DPTextError
+from dptext.mechanisms import get_mechanism
+from dptext.mechanisms.rantext import Z_A, Z_B, Z_C, Z_G, noise_divisor
+from stats import chi2_pvalue
+
+CORE = ["rantext", "santext", "santext+", "custext", "custext+"]
+UNITS = {"rantext": ["hospital", "quickly", "the"], "default": ["hospital", "quickly", "the"]}
+
+
+@pytest.fixture(scope="module")
+def mechs():
+    cache = {}
+
+    def get(name, eps, **kw):
+        key = (name, eps, tuple(sorted(kw.items())))
+        if key not in cache:
+            cache[key] = get_mechanism(name, epsilon=eps, seed=1234, **kw)
+        return cache[key]
+
+    return get
+
+
+@pytest.mark.parametrize("name", CORE)
+@pytest.mark.parametrize("eps", [1.0, 6.0])
+def test_rows_sum_to_one_and_sampler_matches(mechs, name, eps):
+    m = mechs(name, eps)
+    rng = np.random.default_rng(99)
+    for unit in UNITS["default"]:
+        row = m.transition(unit)
+        assert row.shape == (m.space.size,)
+        assert abs(row.sum() - 1.0) < 1e-9
+        assert (row >= 0).all()
+        draws = m.sample(unit, 20_000, rng=rng)
+        p = chi2_pvalue(draws, row)
+        assert p > 1e-4, f"{name} eps={eps} unit={unit}: chi-square p={p:.2e}"
+
+
+def test_sampler_disagreeing_with_row_is_detected(mechs):
+    """The goodness-of-fit check has power: SANTEXT draws at eps=1 vs the eps=6 row."""
+    a, b = mechs("santext", 1.0), mechs("santext", 6.0)
+    draws = a.sample("hospital", 20_000, rng=np.random.default_rng(5))
+    assert chi2_pvalue(draws, b.transition("hospital")) < 1e-6
+
+
+def test_santext_row_equals_closed_form(mechs):
+    m = mechs("santext", 2.0)
+    x = m.space.lookup("hospital")
+    e = m.space.embeddings.astype(np.float64)
+    d = np.linalg.norm(e - e[x], axis=1)
+    w = np.exp(-2.0 * d / 2)
+    expected = w / w.sum()
+    row = m.transition("hospital")
+    np.testing.assert_allclose(row, expected, rtol=1e-4, atol=1e-12)
+
+
+def test_santext_plus_sensitive_split_and_keep_probability(mechs):
+    m = mechs("santext+", 2.0)
+    assert m.w == 0.9 and m.p == 0.3
+    assert m.sensitive.sum() == math.ceil(0.9 * m.space.size)
+    # the most frequent units are non-sensitive, the rarest sensitive
+    assert not m.sensitive[m.space.lookup("the")] and m.sensitive[m.space.size - 1]
+    the = m.space.lookup("the")
+    row = m.transition("the")
+    assert row[the] == pytest.approx(0.7, abs=1e-12)  # kept w.p. 1-p, and "the" is not in V_s
+    assert row[~m.sensitive].sum() == pytest.approx(0.7, abs=1e-12)
+
+
+def test_santext_plus_corpus_frequencies():
+    corpus = ["alpha beta beta gamma gamma gamma delta delta delta delta"] * 3
+    m = get_mechanism("santext+", epsilon=1, corpus=corpus, w=0.5, seed=0)
+    assert m.input_mask.sum() == 4
+    sens = {m.space.units[i] for i in np.flatnonzero(m.sensitive)}
+    assert sens == {"alpha", "beta"}
+    with pytest.raises(DPTextError):
+        m.transition("hospital")  # not in the corpus vocabulary
+
+
+def test_custext_lists_conservative_disjoint(mechs):
+    m = mechs("custext", 2.0)
+    lists = m.lists
+    assert lists.shape[1] == 20
+    assert (lists >= 0).all()  # 50,000 units = 2,500 full clusters
+    # each unit is in its own list, and two lists are identical or disjoint
+    assert (lists == np.arange(m.space.size)[:, None]).any(axis=1).all()
+    canon = np.sort(lists, axis=1)
+    uniq = np.unique(canon, axis=0)
+    assert len(uniq) == m.space.size // 20
+    assert len(np.unique(uniq.ravel())) == uniq.size
+
+
+def test_custext_probabilities_closed_form(mechs):
+    m = mechs("custext", 3.0)
+    x = m.space.lookup("hospital")
+    lst = m.lists[x]
+    s = m.space.normalized[lst] @ m.space.normalized[x]
+    s_hat = (s - s.min()) / (s.max() - s.min())
+    w = np.exp(3.0 * s_hat / 2)
+    row = m.transition("hospital")
+    np.testing.assert_allclose(row[lst], w / w.sum(), rtol=1e-5)
+    assert row.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_custext_plus_keeps_stopwords(mechs):
+    m = mechs("custext+", 1.0)
+    r = m.perturb("the hospital and the doctors")
+    outs = {u.original: (u.output, u.action, u.reason) for u in r.units}
+    assert outs["the"] == ("the", "kept", "stopword") and outs["and"] == ("and", "kept", "stopword")
+
+
+def test_rantext_noise_divisor_constants():
+    assert noise_divisor(1.0) == 1.0 and noise_divisor(0.5) == 0.5
+    for eps in (2.0, 3.0, 6.0, 14.0):
+        assert noise_divisor(eps) == pytest.approx(Z_A * math.log(Z_B * eps + Z_C) + Z_G, rel=1e-15)
+    # hand-computed: 0.0165816 * ln(19.0647216 * 6 - 38.1294334) + 9.3110838
+    assert noise_divisor(6.0) == pytest.approx(9.382951, abs=1e-6)
+    # at eps = 2 the log argument is b*2 + c = 9.9e-6, so Z(2) is just below g
+    assert noise_divisor(2.0) == pytest.approx(9.1196, abs=1e-3)
+
+
+def test_rantext_adjacency_contains_x_and_shrinks(mechs):
+    lo, hi = mechs("rantext", 1.0), mechs("rantext", 6.0)
+    rng = np.random.default_rng(3)
+    for unit in ("hospital", "the"):
+        assert lo.transition(unit)[lo.space.lookup(unit)] > 0
+        s1 = lo.candidate_set_sizes(unit, 2000, rng=rng)
+        s6 = hi.candidate_set_sizes(unit, 2000, rng=rng)
+        assert s1.min() >= 1 and s6.min() >= 1
+        assert s6.mean() / hi.space.size < s1.mean() / lo.space.size
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_epsilon_to_zero_is_uniform_over_support(name):
+    m = get_mechanism(name, epsilon=1e-7, seed=0)
+    unit = "surgeon" if name == "santext+" else "hospital"  # surgeon: rank 7419, a sensitive unit
+    x = m.space.lookup(unit)
+    row = m.transition(unit)
+    support = np.flatnonzero(row > 0)
+    expected_support = {"rantext": m.space.size, "santext": m.space.size, "custext": 20, "custext+": 20}.get(
+        name) or int(m.sensitive.sum())
+    assert len(support) == expected_support
+    assert row[support].max() / row[support].min() == pytest.approx(1.0, abs=1e-4)
+    if name == "santext+":
+        assert m.sensitive[x]
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_large_epsilon_concentrates_on_x(name):
+    m = get_mechanism(name, epsilon=2000.0, seed=0)
+    if name != "santext+":
+        assert m.transition("hospital")[m.space.lookup("hospital")] > 0.99
+        return
+    assert m.transition("surgeon")[m.space.lookup("surgeon")] > 0.99  # sensitive: itself
+    # non-sensitive "hospital": kept w.p. 1-p, else its nearest sensitive unit
+    x = m.space.lookup("hospital")
+    row = m.transition("hospital")
+    d = m.space.distances([x])[0]
+    nearest_sensitive = np.flatnonzero(m.sensitive)[np.argmin(d[m.sensitive])]
+    assert row[x] == pytest.approx(0.7, abs=1e-12)
+    assert row[nearest_sensitive] > 0.299
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "abc", None])
+def test_invalid_epsilon(bad):
+    with pytest.raises(DPTextError):
+        get_mechanism("santext", epsilon=bad)
+
+
+def test_unknown_names():
+    with pytest.raises(DPTextError, match="unknown mechanism"):
+        get_mechanism("nope", epsilon=1)
+    with pytest.raises(DPTextError, match="unknown space"):
+        get_mechanism("santext", epsilon=1, space="nope")
+    with pytest.raises(DPTextError, match="OOV policy"):
+        get_mechanism("santext", epsilon=1, oov="explode")

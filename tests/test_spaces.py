@@ -1,0 +1,79 @@
+"""Embedding spaces (SPEC 0): construction, caching, segmentation."""
+
+import numpy as np
+import pytest
+
+from dptext.spaces import get_space, list_spaces
+from dptext.spaces.glove import GloveSpace
+
+TEXTS = [
+    "The patient, John Smith (42), was admitted on 2024-03-01.\n\nHe said: \"I'm fine!\"  ",
+    "Ünïcödé text — with emoji 😀 and tabs\tand CRLF\r\nlines",
+    "   leading spaces and trailing   ",
+    "x",
+]
+
+
+@pytest.mark.parametrize("name", ["cl100k-11k", "glove-50d", "smollm2"])
+def test_space_shapes_and_vocabulary(name):
+    s = get_space(name)
+    assert s.embeddings.dtype == np.float32 and s.embeddings.shape == (s.size, s.dim)
+    assert len(set(s.units)) == s.size
+    assert np.isfinite(s.embeddings).all()
+    for i in (0, s.size // 2, s.size - 1):
+        assert s.lookup(s.units[i]) == i
+    assert s.lookup("qqqzzzxxyy") == -1
+
+
+def test_space_definitions():
+    cl = get_space("cl100k-11k")
+    assert cl.size == 11_000 and cl.dim == 384
+    assert all(u.isascii() and u.isalpha() and u == u.lower() for u in cl.units)
+    np.testing.assert_allclose(np.linalg.norm(cl.embeddings, axis=1), 1.0, atol=1e-4)  # MiniLM, normalised
+    assert cl.lookup("Hospital") == cl.lookup("hospital") >= 0
+    gl = get_space("glove-50d")
+    assert gl.size == 50_000 and gl.dim == 50 and gl.units[:3] == ["the", "of", "to"]
+    sm = get_space("smollm2")
+    assert sm.dim == 576
+    ids = sm.token_ids
+    assert ids.shape == (sm.size, 2) and ids.max() < 49152
+    assert (ids.max(axis=1) >= 0).all()
+
+
+@pytest.mark.parametrize("name", ["cl100k-11k", "glove-50d", "smollm2"])
+@pytest.mark.parametrize("text", TEXTS)
+def test_segmentation_round_trips(name, text):
+    seg = get_space(name).segment(text)
+    assert seg.join() == text
+    assert all(p.text and not p.text[0].isspace() and not p.text[-1].isspace() for p in seg.pieces)
+
+
+def test_cache_is_binary_keyed_and_relocatable(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPTEXT_CACHE_DIR", str(tmp_path))
+    small = GloveSpace(size=500).load()
+    assert small.build_seconds is not None and small.cache_path.parent.parent == tmp_path
+    assert small.cache_path.suffix == ".npz"
+    other = GloveSpace(size=400)
+    assert other.cache_key != small.cache_key  # keyed by the inputs
+    again = GloveSpace(size=500).load()
+    assert again.build_seconds is None and again.load_seconds is not None
+    np.testing.assert_array_equal(again.embeddings, small.embeddings)
+    assert again.units == small.units
+
+
+def test_distances_and_dmax_are_exact():
+    s = get_space("glove-50d")
+    rows = [0, 5, 77]
+    d = s.distances(rows)
+    e = s.embeddings.astype(np.float64)
+    ref = np.linalg.norm(e[rows][:, None, :] - e[None, :, :], axis=2)
+    np.testing.assert_allclose(d, ref, rtol=1e-4, atol=1e-4)
+    assert (d[np.arange(3), rows] == 0).all()
+    sub = GloveSpace(size=3000)
+    sub._arrays = {k: v[:3000] for k, v in s.arrays.items()}
+    brute = max(float(sub.distances(np.arange(i, min(i + 500, 3000))).max()) for i in range(0, 3000, 500))
+    assert sub.d_max == pytest.approx(brute, rel=1e-6)
+
+
+def test_registry_lists_builtin_spaces():
+    assert {"cl100k-11k", "glove-50d", "smollm2"} <= set(list_spaces())

@@ -14,7 +14,7 @@ Composition follows TextAttack: data (``Observed``), the attack proper
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -35,8 +35,7 @@ class Observed:
     units removed) and ``ws[s]`` their leading whitespace; ``originals[s]`` the
     private unit behind each output. Target ``t`` is output ``pos[t]`` of
     sentence ``sent[t]``; ``observed[t]`` / ``truth[t]`` are its perturbed and
-    original unit. ``private_units`` lists every in-text private unit (the
-    private corpus, for the bounds' frequencies).
+    original unit.
     """
 
     outputs: list[list[str]]
@@ -44,7 +43,6 @@ class Observed:
     ws: list[list[str]]
     sent: np.ndarray
     pos: np.ndarray
-    private_units: list[str] = field(default_factory=list)
     dropped: int = 0
 
     @property
@@ -80,7 +78,7 @@ def observe(mechanism, sentences, *, rng: np.random.Generator | None = None, rep
     if targets not in ("perturbed", "all"):
         raise DPTextError(f"unknown targets {targets!r}; choose perturbed or all")
     rng = rng or mechanism.rng
-    outputs, originals, wss, sent, pos, private = [], [], [], [], [], []
+    outputs, originals, wss, sent, pos = [], [], [], [], []
     dropped = 0
     for text in sentences:
         for _ in range(int(repeats)):
@@ -104,11 +102,9 @@ def observe(mechanism, sentences, *, rng: np.random.Generator | None = None, rep
                 break
         if max_targets is not None and len(sent) >= max_targets:
             break
-    for text in sentences:
-        private.extend(p.text for p in mechanism.segment(text).pieces)
     n = len(sent) if max_targets is None else min(len(sent), int(max_targets))
     return Observed(outputs, originals, wss, np.asarray(sent[:n], dtype=np.int64),
-                    np.asarray(pos[:n], dtype=np.int64), private, dropped)
+                    np.asarray(pos[:n], dtype=np.int64), dropped)
 
 
 Ranking = list  # list[list[str] | None], one entry per attacked unit, best first

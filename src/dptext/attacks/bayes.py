@@ -8,7 +8,7 @@ Attack (adversary with a shadow corpus of ``α`` units and unit frequencies
 ``Pr(y)`` is common to all ``x`` and dropped. ``1/α`` keeps the ranking
 informative (``argmax Pr(y|x)``) when every plausible ``x`` is unseen in the
 shadow corpus. The *bound* (Definition 1) is the same rule with the true
-private-corpus frequencies ``P(x)`` and no ``1/α``: the Bayes-optimal
+private-corpus frequencies ``P(x)`` of the attacked units and no ``1/α``: the Bayes-optimal
 context-free attack, which no context-free attack beats in expectation.
 
 ``X`` is the mechanism's input domain (``candidates="domain"``) or, for huge
@@ -128,7 +128,8 @@ class BayesBound(_BayesBase):
         self._set_candidates(self.domain)
 
     def _prior(self, obs: Observed) -> np.ndarray:
+        """Frequencies of the attacked units' true originals in the private corpus."""
         counts = np.zeros(self.space.size, dtype=np.float64)
-        idx = self.space.lookup_many(obs.private_units)
+        idx = self.space.lookup_many(obs.truth)
         np.add.at(counts, idx[idx >= 0], 1.0)
         return counts / max(1.0, counts.sum())

@@ -1,0 +1,114 @@
+"""``dptext attack``: run one reconstruction attack against one mechanism (SPEC 3)."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+
+from dptext.commands._common import print_json, progress_bar
+from dptext.errors import DPTextError, check_epsilon
+
+
+def read_sentences(path: str, what: str) -> list[str]:
+    """Non-empty lines of a UTF-8 text file."""
+    p = Path(path)
+    if not p.is_file():
+        raise DPTextError(f"{what} file not found: {path}")
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise DPTextError(f"{what} file {path} is not valid UTF-8") from None
+    out = [ln.strip() for ln in lines if ln.strip()]
+    if not out:
+        raise DPTextError(f"{what} file {path} has no text")
+    return out
+
+
+def dataset_sentences(name: str, seed: int) -> tuple[list[str], list[str]]:
+    try:
+        from dptext.data import get_dataset
+    except ImportError:
+        raise DPTextError("datasets are not available in this installation; use --private/--shadow") from None
+    ds = get_dataset(name)
+    split_seed = 0 if seed is None else seed
+    return list(ds.split("private", seed=split_seed).texts), list(ds.split("shadow", seed=split_seed).texts)
+
+
+def build_mechanism(name: str, epsilon: float, space: Optional[str], seed: Optional[int], corpus, progress):
+    from dptext.mechanisms import MECHANISMS, get_mechanism
+
+    kw = {"epsilon": epsilon, "space": space, "seed": seed, "progress": progress}
+    cls = MECHANISMS.get(name.lower().replace("_", "-"))
+    if cls is not None and "corpus" in inspect.signature(cls.__init__).parameters:
+        kw["corpus"] = corpus  # SANTEXT/CUSTEXT: V comes from the defender's corpus
+    return get_mechanism(name, **kw)
+
+
+def attack(
+    mechanism: str = typer.Option(..., "--mechanism", "-m", help="Mechanism under attack (see `dptext mechanisms`)."),
+    epsilon: str = typer.Option(..., "--epsilon", "-e", help="Privacy parameter of the mechanism."),
+    attack_name: str = typer.Option("knn", "--attack", "-a", help="Attack name (see --list)."),
+    space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="Dataset name: private/shadow splits."),
+    private: Optional[str] = typer.Option(None, "--private", help="Text file, one private sentence per line."),
+    shadow: Optional[str] = typer.Option(None, "--shadow", help="Text file, one shadow sentence per line."),
+    n_units: Optional[int] = typer.Option(None, "--n-units", help="Attack at most this many units."),
+    k: int = typer.Option(5, "--k", "-k", help="K of ASR@K."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Fixed seed (experiments only; default OS entropy)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+):
+    """Attack a mechanism on private sentences; print ASR@1, ASR@K and protection level."""
+    from dptext.attacks import ATTACKS, get_attack, observe
+
+    eps = check_epsilon(epsilon)
+    if k < 1:
+        raise DPTextError(f"invalid --k {k}: must be >= 1")
+    if n_units is not None and n_units < 1:
+        raise DPTextError(f"invalid --n-units {n_units}: must be >= 1")
+    if attack_name.lower().replace("_", "-") not in ATTACKS:
+        raise DPTextError(f"unknown attack {attack_name!r}; known attacks: {', '.join(sorted(ATTACKS))}")
+    if dataset is not None and private is not None:
+        raise DPTextError("give either --dataset or --private, not both")
+    if dataset is not None:
+        priv, shad = dataset_sentences(dataset, seed)
+        if shadow is not None:
+            shad = read_sentences(shadow, "shadow")
+    elif private is not None:
+        priv = read_sentences(private, "private")
+        shad = read_sentences(shadow, "shadow") if shadow is not None else []
+    else:
+        raise DPTextError("no private text: give --private FILE (and --shadow FILE) or --dataset NAME")
+    rng = np.random.default_rng(seed)
+    with progress_bar() as prog:
+        mech = build_mechanism(mechanism, eps, space, seed, priv, prog)
+        att = get_attack(attack_name, mech, k=k, progress=prog)
+        if att.needs_shadow and not shad:
+            raise DPTextError(f"attack {att.name!r} needs a shadow corpus: give --shadow FILE")
+        att.fit(shad, rng=rng)
+        obs = observe(mech, priv, rng=rng, max_targets=n_units)
+        if obs.n_targets == 0:
+            raise DPTextError("the mechanism perturbed no unit of the private text; nothing to attack")
+        report = att.evaluate(obs, k=k)
+    out = {**report.to_dict(), "mechanism": mech.name, "epsilon": eps, "space": mech.space.name,
+           "bound": att.is_bound}
+    if as_json:
+        print_json(out)
+        return
+    what = "bound" if att.is_bound else "attack"
+    typer.echo(f"{what} {att.name} vs {mech.name} (epsilon={eps:g}, space={mech.space.name}): "
+               f"{report.n_units} units attacked")
+    typer.echo(f"ASR@1  {report.asr_at_1:.4f} ({report.success_at_1}/{report.n_units})  "
+               f"protection {report.protection_at_1:.4f}")
+    typer.echo(f"ASR@{report.k:<2d} {report.asr_at_k:.4f} ({report.success_at_k}/{report.n_units})  "
+               f"protection {report.protection_at_k:.4f}")
+    extra = {kk: v for kk, v in report.details.items() if kk not in ("setup_seconds",)}
+    typer.echo(f"unrepresentable {report.unrepresentable}  " +
+               "  ".join(f"{kk} {v:.4f}" if isinstance(v, float) else f"{kk} {v}" for kk, v in extra.items()))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("attack")(attack)

@@ -1,0 +1,9 @@
+"""Batch sanitization of whole corpora (JSONL / Parquet) on local worker processes or Ray.
+
+See :func:`dptext.batch.pipeline.sanitize_corpus` and ``dptext sanitize-corpus``.
+"""
+
+from dptext.batch.pipeline import ENGINES, sanitize_corpus
+from dptext.batch.sanitize import MechanismSpec, document_rng
+
+__all__ = ["ENGINES", "sanitize_corpus", "MechanismSpec", "document_rng"]

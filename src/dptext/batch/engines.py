@@ -1,0 +1,114 @@
+"""Engine ``local``: worker processes sharing the space through memory maps.
+
+Documents are cut into fixed-size shards (``shard_size`` documents) that are
+sent to a pool of ``workers`` processes (``spawn`` start method: no forked
+locks or threads). Each worker builds the mechanism once, on a memory-mapped
+copy of the cached space (``mmap_space``), so the embedding matrix exists
+once in the page cache however many workers run. Randomness follows the
+per-document stream rule of :mod:`dptext.batch.sanitize`, so the output does
+not depend on the number of workers. At most ``2 * workers`` shards are in
+flight, so memory stays bounded on corpora of any length; results come back
+in input order. ``workers=1`` runs in the calling process (no pool).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from contextlib import contextmanager
+from typing import Iterable, Iterator
+
+from dptext.batch.sanitize import DocResult, MechanismSpec, sanitize_shard
+
+_WORKER: dict = {}
+
+
+def _init_worker(spec: MechanismSpec, entropy: int) -> None:
+    _WORKER["mech"] = spec.build(mmap=True)
+    _WORKER["entropy"] = entropy
+
+
+def _run_shard(indices: list[int], texts: list[str]) -> list[DocResult]:
+    return sanitize_shard(_WORKER["mech"], _WORKER["entropy"], indices, texts)
+
+
+def _ready(_) -> int:
+    time.sleep(0.05)  # long enough that every worker takes one: all have run their initializer
+    return os.getpid()
+
+
+def shards(items: Iterable[tuple[int, str]], size: int) -> Iterator[tuple[list[int], list[str]]]:
+    idx: list[int] = []
+    txt: list[str] = []
+    for i, t in items:
+        idx.append(i)
+        txt.append(t)
+        if len(idx) >= size:
+            yield idx, txt
+            idx, txt = [], []
+    if idx:
+        yield idx, txt
+
+
+@contextmanager
+def _single_threaded_children():
+    """Children inherit one BLAS/OpenMP thread each (the workers are the parallelism)."""
+    keys = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    old = {k: os.environ.get(k) for k in keys}
+    os.environ.update({k: "1" for k in keys})
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class LocalEngine:
+    name = "local"
+
+    def __init__(self, spec: MechanismSpec, entropy: int, *, workers: int = 1, shard_size: int = 256):
+        self.spec, self.entropy = spec, entropy
+        self.workers, self.shard_size = max(1, int(workers)), max(1, int(shard_size))
+        self.pool = None
+
+    def start(self) -> "LocalEngine":
+        if self.workers == 1:
+            _init_worker(self.spec, self.entropy)
+        else:
+            import multiprocessing as mp
+
+            with _single_threaded_children():
+                self.pool = mp.get_context("spawn").Pool(self.workers, initializer=_init_worker,
+                                                         initargs=(self.spec, self.entropy))
+            self.pool.map(_ready, range(self.workers), chunksize=1)
+        return self
+
+    def run(self, items: Iterable[tuple[int, str]]) -> Iterator[DocResult]:
+        if self.pool is None:
+            for idx, txt in shards(items, self.shard_size):
+                yield from _run_shard(idx, txt)
+            return
+        pending: deque = deque()
+        for idx, txt in shards(items, self.shard_size):
+            pending.append(self.pool.apply_async(_run_shard, (idx, txt)))
+            if len(pending) >= 2 * self.workers:
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
+        _WORKER.clear()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()

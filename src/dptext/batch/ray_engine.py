@@ -1,0 +1,147 @@
+"""Engine ``ray``: Ray Data ``map_batches`` with one stateful sanitizer per actor.
+
+The driver cuts the (index, text) stream into windows of ``window`` documents;
+each window becomes a Ray Dataset of Arrow blocks of ``shard_size`` rows,
+mapped by a pool of ``workers`` actors of :class:`RaySanitizer` (one CPU
+each). An actor builds the mechanism once, on a memory-mapped copy of the
+cached space (built from installed assets on a node that has no cache), and
+then sanitizes every batch it is given. The per-document stream rule of
+:mod:`dptext.batch.sanitize` makes the output identical to engine ``local``
+at the same seed. ``preserve_order`` keeps results in input order; the driver
+checks it. Only (index, text) pairs travel through Ray; the other fields stay
+with the driver, which bounds its memory by the window.
+
+Ray is started by :meth:`RayEngine.start` (``num_cpus=workers``, no
+dashboard) unless it is already running in this process or ``address``
+names an existing cluster (whose nodes must have dptext installed); it is
+shut down again only if this engine started it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Iterable, Iterator
+
+from dptext.batch.engines import shards
+from dptext.batch.sanitize import DocResult, MechanismSpec, sanitize_shard
+from dptext.errors import DPTextError
+
+
+class RaySanitizer:
+    """Stateful Ray Data callable: mechanism loaded once per actor, then one call per batch."""
+
+    def __init__(self, spec: MechanismSpec, entropy: int):
+        self.mech = spec.build(mmap=True)
+        self.entropy = entropy
+
+    def __call__(self, batch):
+        import pyarrow as pa
+
+        res = sanitize_shard(self.mech, self.entropy, batch.column("idx").to_pylist(), batch.column("text").to_pylist())
+        return pa.table({
+            "idx": pa.array([r.index for r in res], pa.int64()),
+            "text": pa.array([r.text for r in res], pa.string()),
+            "report": pa.array([None if r.report is None else json.dumps(r.report) for r in res], pa.string()),
+            "units": pa.array([r.units for r in res], pa.int64()),
+            "error": pa.array([r.error for r in res], pa.string()),
+        })
+
+
+def start_ray(*, address: str | None = None, num_cpus: int | None = None) -> bool:
+    """Connect to (or start) Ray quietly; True when this call started it (so the caller shuts it down)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    kw = dict(include_dashboard=False, log_to_driver=False, configure_logging=True, logging_level=logging.WARNING)
+    try:
+        if address:
+            ray.init(address=address, **kw)
+        else:
+            ray.init(num_cpus=num_cpus, **kw)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise DPTextError(f"cannot start or reach Ray{' at ' + address if address else ''}: {exc}") from None
+    return True
+
+
+def quiet_data_context():
+    from ray.data import DataContext
+
+    ctx = DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    ctx.enable_progress_bars = False
+    ctx.print_on_execution_start = False
+    ctx.enable_auto_log_stats = False
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # e.g. "progress bars disabled"
+    return ctx
+
+
+class RayEngine:
+    name = "ray"
+
+    def __init__(self, spec: MechanismSpec, entropy: int, *, workers: int | None = None, address: str | None = None,
+                 shard_size: int = 256, window: int = 200_000):
+        self.spec, self.entropy = spec, entropy
+        self.workers, self.address = workers, address
+        self.shard_size, self.window = max(1, int(shard_size)), max(1, int(window))
+        self.owns_ray = False
+        self.startup_seconds = 0.0
+
+    def start(self) -> "RayEngine":
+        import ray
+
+        t0 = time.perf_counter()
+        if not self.address:  # same machine: write the memory-mappable space once, before the actors race to
+            from dptext.batch.mmap_space import export_space
+
+            export_space(self.spec.space_name())
+        self.owns_ray = start_ray(address=self.address, num_cpus=self.workers)
+        if self.workers is None:
+            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        quiet_data_context()
+        self.startup_seconds = time.perf_counter() - t0
+        return self
+
+    def run(self, items: Iterable[tuple[int, str]]) -> Iterator[DocResult]:
+        window: list[tuple[list[int], list[str]]] = []
+        n = 0
+        for shard in shards(items, self.shard_size):
+            window.append(shard)
+            n += len(shard[0])
+            if n >= self.window:
+                yield from self._run_window(window)
+                window, n = [], 0
+        if window:
+            yield from self._run_window(window)
+
+    def _run_window(self, window) -> Iterator[DocResult]:
+        import pyarrow as pa
+        import ray.data
+
+        tables = [pa.table({"idx": pa.array(i, pa.int64()), "text": pa.array(t, pa.string())}) for i, t in window]
+        expected = iter([i for idx, _ in window for i in idx])
+        ds = ray.data.from_arrow(tables).map_batches(
+            RaySanitizer, batch_size=self.shard_size, batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(tables))), num_cpus=1,
+            fn_constructor_kwargs={"spec": self.spec, "entropy": self.entropy})
+        for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+            cols = {k: batch.column(k).to_pylist() for k in ("idx", "text", "report", "units", "error")}
+            for i, text, report, units, error in zip(*cols.values()):
+                if i != next(expected, None):
+                    raise RuntimeError(f"Ray returned document {i} out of order")
+                yield DocResult(i, text, None if report is None else json.loads(report), units, error)
+
+    def close(self) -> None:
+        if self.owns_ray:
+            import ray
+
+            ray.shutdown()
+            self.owns_ray = False
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()

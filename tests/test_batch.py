@@ -1,0 +1,206 @@
+"""Batch sanitization (issue 8): engines local and ray, JSONL and Parquet, rejects, random streams."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dptext.batch import sanitize_corpus
+from dptext.batch.engines import LocalEngine
+from dptext.batch.ray_engine import RayEngine
+from dptext.batch.sanitize import MechanismSpec
+from dptext.cli import main as cli_main
+from dptext.mechanisms import get_mechanism
+
+MECH = dict(mechanism="rantext", epsilon=3.0)
+LONG = ("Alice Johnson from Springfield told her doctor about the persistent headaches, the new medication "
+        "and the insurance claim that her employer rejected last winter")
+WORDS = "patient doctor hospital fever morning visit clinic nurse report family".split()
+
+
+def _good_rows(n: int) -> list[dict]:
+    rows = []
+    for i in range(n):
+        w = [WORDS[(i * 7 + k) % len(WORDS)] for k in range(6)]
+        rows.append({"id": f"doc-{i}", "text": f"The {w[0]} saw the {w[1]} at the {w[2]} with {i} notes.",
+                     "meta": {"lang": "en", "tags": [i, i % 3]}, "score": i / 10})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """120 good rows with malformed lines mixed in (line numbers recorded)."""
+    d = tmp_path_factory.mktemp("batch")
+    rows = _good_rows(120)
+    lines, bad = [], {}
+    for i, r in enumerate(rows):
+        lines.append(json.dumps(r))
+        if i == 10:
+            lines.append('{"id": "broken", "text": "unterminated')
+            bad[len(lines)] = "invalid JSON"
+        if i == 50:
+            lines.append(json.dumps({"id": "no-text", "body": "x"}))
+            bad[len(lines)] = "no field 'text'"
+        if i == 90:
+            lines.append(json.dumps({"id": "num", "text": 42}))
+            bad[len(lines)] = "not a string"
+    path = d / "in.jsonl"
+    data = ("\n".join(lines) + "\n").encode() + b'{"id": "latin", "text": "caf\xe9"}\n'
+    bad[len(lines) + 1] = "invalid UTF-8"
+    path.write_bytes(data)
+    return {"dir": d, "path": path, "rows": rows, "bad": bad}
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _read_jsonl(path):
+    return [json.loads(line) for line in open(path, encoding="utf-8")]
+
+
+def _run(corpus, name, **kw):
+    out = corpus["dir"] / f"{name}.jsonl"
+    summary = sanitize_corpus(corpus["path"], out, **{**MECH, **kw})
+    return summary, _read_jsonl(out)
+
+
+@pytest.fixture(scope="module")
+def local2(corpus):
+    return _run(corpus, "local2", engine="local", workers=2, seed=11, shard_size=16)
+
+
+def test_rows_fields_order_and_reports(corpus, local2):
+    summary, out = local2
+    rows = corpus["rows"]
+    assert [r["id"] for r in out] == [r["id"] for r in rows]  # same ids, input order
+    for r_in, r_out in zip(rows, out):
+        assert {k: v for k, v in r_out.items() if k not in ("text", "privacy_report")} == \
+               {k: v for k, v in r_in.items() if k != "text"}
+        rep = r_out["privacy_report"]
+        assert rep["mechanism"] == "rantext" and rep["epsilon"] == 3.0 and rep["space"] == "cl100k-11k"
+        assert rep["claim"]["kind"] == "dp-within-set"
+        assert rep["perturbed"] + rep["kept"] + rep["dropped"] > 0
+    changed = sum(r_out["text"] != r_in["text"] for r_in, r_out in zip(rows, out))
+    assert changed == len(rows)  # RANTEXT at ε=3 rewrites every sentence
+    assert summary["documents"] == 120 and summary["rejected"] == 4 and summary["records"] == 124
+    assert summary["units"] > 120 * 10 and summary["units_per_s"] > 0
+
+
+def test_rejects_file_lists_every_malformed_line(corpus, local2):
+    summary, _ = local2
+    rejects = _read_jsonl(summary["rejects_file"])
+    assert {r["line"]: r["error"] for r in rejects}.keys() == corpus["bad"].keys()
+    for r in rejects:
+        assert corpus["bad"][r["line"]] in r["error"]
+        assert r["raw"]  # the record itself is kept (locally) for repair
+
+
+def test_seeded_runs_reproducible_across_engines(corpus, local2, ray_local):
+    _, out2 = local2
+    _, out1 = _run(corpus, "local1", engine="local", workers=1, seed=11)
+    summary_r, outr = _run(corpus, "ray", engine="ray", workers=2, seed=11, shard_size=16)
+    assert summary_r["engine"] == "ray" and summary_r["rejected"] == 4
+    assert out1 == out2 == outr
+    _, other = _run(corpus, "seed12", engine="local", workers=1, seed=12)
+    assert sum(a["text"] != b["text"] for a, b in zip(other, out1)) > 100
+
+
+def test_document_stream_is_the_spawned_child(corpus, local2):
+    """Document i uses child i of SeedSequence(seed).spawn: recompute a few in this process."""
+    _, out = local2
+    mech = get_mechanism("rantext", epsilon=3.0)
+    children = np.random.SeedSequence(11).spawn(124)
+    # the record index counts malformed records too: rows 0..10 are records 0..10, row 11 is record 12,
+    # row 119 is record 122 (three malformed lines come before it)
+    for row_i, rec_i in ((0, 0), (10, 10), (11, 12), (119, 122)):
+        res = mech.perturb(corpus["rows"][row_i]["text"], rng=np.random.default_rng(children[rec_i]))
+        assert out[row_i]["text"] == res.text
+
+
+def test_repeated_document_gets_independent_perturbations(tmp_path):
+    path = tmp_path / "rep.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": LONG}) + "\n" for i in range(48)))
+    out = tmp_path / "rep_out.jsonl"
+    summary = sanitize_corpus(path, out, **MECH, engine="local", workers=2, seed=5, shard_size=4)
+    texts = [r["text"] for r in _read_jsonl(out)]
+    assert summary["workers"] == 2 and len(texts) == 48
+    assert len(set(texts)) == 48  # 12 shards over 2 workers: no two documents share noise
+
+
+def test_ray_engine_windows_and_existing_cluster(corpus, ray_local, tmp_path):
+    spec = MechanismSpec("rantext", 3.0)
+    items = [(i, r["text"]) for i, r in enumerate(corpus["rows"][:70])]
+    with LocalEngine(spec, 99, workers=1, shard_size=8) as eng:
+        want = [(r.index, r.text, r.units) for r in eng.run(items)]
+    with RayEngine(spec, 99, workers=2, shard_size=8, window=40) as eng:  # two Ray Datasets
+        assert not eng.owns_ray  # the running Ray is reused, not shut down
+        got = [(r.index, r.text, r.units) for r in eng.run(items)]
+    assert got == want
+    # a separate driver process joins this cluster by address
+    addr = ray_local.get_runtime_context().gcs_address
+    out = tmp_path / "addr.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "dptext.cli", "sanitize-corpus", str(corpus["path"]), str(out),
+                           "-m", "rantext", "-e", "3", "--engine", "ray", "--ray-address", addr, "--seed", "11",
+                           "--shard-size", "16", "-q"], capture_output=True, text=True, timeout=180,
+                          env={**os.environ})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["documents"] == 120
+    assert _read_jsonl(out) == _read_jsonl(corpus["dir"] / "local2.jsonl")
+
+
+def test_parquet_roundtrip(tmp_path):
+    rows = _good_rows(40)
+    table = pa.table({"id": [r["id"] for r in rows], "text": [r["text"] for r in rows] [:39] + [None],
+                      "tags": [r["meta"]["tags"] for r in rows], "score": [r["score"] for r in rows]})
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src)
+    summary = sanitize_corpus(src, dst, **MECH, engine="local", workers=1, seed=3,
+                              rejects=str(tmp_path / "rej.jsonl"))
+    out = pq.read_table(dst)
+    assert out.schema.names == ["id", "text", "tags", "score", "privacy_report"]
+    assert out.schema.field("tags").type == table.schema.field("tags").type
+    assert out.column("id").to_pylist() == table.column("id").to_pylist()[:39]
+    assert out.column("tags").to_pylist() == table.column("tags").to_pylist()[:39]
+    assert json.loads(out.column("privacy_report")[0].as_py())["mechanism"] == "rantext"
+    assert summary["rejected"] == 1
+    (rej,) = _read_jsonl(tmp_path / "rej.jsonl")
+    assert rej["line"] == 40 and "null" in rej["error"]
+
+
+def test_cli_summary_and_one_line_errors(corpus, tmp_path, capsys):
+    out = tmp_path / "cli.jsonl"
+    rc = cli_main(["sanitize-corpus", str(corpus["path"]), str(out), "-m", "rantext", "-e", "2", "--seed", "1",
+                   "--workers", "1", "-q", "--rejects", str(tmp_path / "r.jsonl")])
+    cap = capsys.readouterr()
+    assert rc == 0
+    summary = json.loads(cap.out)
+    assert summary["documents"] == 120 and summary["rejected"] == 4 and summary["units_per_s"] > 0
+    for line in corpus["bad"]:
+        assert f"line {line}: rejected" in cap.err
+    for argv, msg in [
+        (["-e", "0"], "epsilon"),
+        (["-e", "1", "--engine", "spark"], "unknown engine"),
+        (["-e", "1", "-m", "nope"], "unknown mechanism"),
+    ]:
+        rc = cli_main(["sanitize-corpus", str(corpus["path"]), str(tmp_path / "x.jsonl"), "-m", "rantext",
+                       "-q", *argv])
+        err = capsys.readouterr().err
+        assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1
+    rc = cli_main(["sanitize-corpus", str(corpus["path"]), str(tmp_path / "x.parquet"), "-m", "rantext", "-e", "1"])
+    assert rc == 2 and "same format" in capsys.readouterr().err
+    assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "x.parquet").exists()

@@ -1,0 +1,84 @@
+"""``dptext data`` (evaluation datasets) and ``dptext audit`` (SPEC 5 privacy audit)."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import typer
+
+from dptext.commands._common import print_json, progress_bar
+from dptext.errors import DPTextError, check_epsilon
+
+
+def data(
+    name: Optional[str] = typer.Argument(None, help="Show one dataset (a name, or a .txt / .jsonl file)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the private/shadow/train/test split."),
+    show: int = typer.Option(0, "--show", help="Also print the first N items of the private split."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """List the evaluation datasets with their sizes and split sizes."""
+    from dptext.data import DESCRIPTIONS, get_dataset, list_datasets
+
+    if show < 0:
+        raise DPTextError(f"invalid --show {show}: must be >= 0")
+    names = [name] if name else list_datasets()
+    infos = []
+    for n in names:
+        ds = get_dataset(n)
+        info = ds.info(seed)
+        info["description"] = DESCRIPTIONS.get(n.lower(), info["source"])
+        if show:
+            priv = ds.split("private", seed=seed)
+            info["examples"] = [{"text": priv.texts[i],
+                                 **({"label": priv.labels[i]} if priv.labels else {}),
+                                 **({"reference": priv.references[i]} if priv.references else {})}
+                                for i in range(min(show, len(priv)))]
+        infos.append(info)
+    if as_json:
+        print_json(infos if name is None else infos[0])
+        return
+    for info in infos:
+        sp = " ".join(f"{k}={v}" for k, v in info["splits"].items())
+        typer.echo(f"{info['name']:8s} {info['kind']:15s} {info['size']:6d} items  ({sp})  {info['description']}")
+        if "labels" in info:
+            typer.echo("         labels: " + ", ".join(f"{k}={v}" for k, v in info["labels"].items()))
+        for ex in info.get("examples", []):
+            typer.echo("         - " + " | ".join(str(v) for v in ex.values()))
+
+
+def audit(
+    mechanism: str = typer.Option(..., "--mechanism", "-m", help="Mechanism name (see `dptext mechanisms`)."),
+    epsilon: str = typer.Option(..., "--epsilon", "-e", help="Privacy parameter ε > 0."),
+    space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
+    pairs: int = typer.Option(200, "--pairs", help="Input pairs to compare (per scope)."),
+    samples: int = typer.Option(20000, "--samples", help="Sampler draws per unit for the goodness-of-fit test."),
+    gof_units: int = typer.Option(3, "--gof-units", help="Units whose sampler is checked against transition."),
+    tolerance: float = typer.Option(1e-6, "--tolerance", help="Allowed excess of the audited value over the claim."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Fixed seed (default OS entropy)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full report as JSON."),
+):
+    """Audit a mechanism's privacy claim from its transition rows (SPEC 5); exit 1 when it fails."""
+    from dptext.metrics.audit import audit_mechanism
+    from dptext.mechanisms import get_mechanism
+
+    eps = check_epsilon(epsilon)
+    if pairs < 1 or samples < 1 or gof_units < 0:
+        raise DPTextError("--pairs and --samples must be >= 1 and --gof-units >= 0")
+    if not tolerance >= 0 or math.isinf(tolerance):
+        raise DPTextError(f"invalid --tolerance {tolerance}: must be a finite number >= 0")
+    with progress_bar() as prog:
+        mech = get_mechanism(mechanism, epsilon=eps, space=space, seed=seed, progress=prog)
+        result = audit_mechanism(mech, pairs=pairs, samples=samples, gof_units=gof_units, tolerance=tolerance,
+                                 seed=seed, progress=prog)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        typer.echo(result.summary())
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("data")(data)
+    app.command("audit")(audit)

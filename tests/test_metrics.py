@@ -1,0 +1,124 @@
+"""Metrics (issue 6) against hand-computed values on tiny inputs, and model-backed metrics on real models."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dptext.mechanisms.base import PerturbResult
+from dptext.metrics import (
+    diversity,
+    effective_mapping_set_size,
+    lcs_length,
+    mapping_set_sizes,
+    mean_embedding_distance,
+    ngram_leakage,
+    retention_ratio,
+    rouge_l,
+    synonym_proportion,
+    units,
+)
+from dptext.text import Piece
+
+
+def lcs_dp(a, b):
+    t = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a)):
+        for j in range(len(b)):
+            t[i + 1][j + 1] = t[i][j] + 1 if a[i] == b[j] else max(t[i][j + 1], t[i + 1][j])
+    return t[-1][-1]
+
+
+# ----- text metrics -------------------------------------------------------------------------------------
+def test_units_normalise_case_and_split_marks():
+    assert units("The cat, THE dog.") == ["the", "cat", ",", "the", "dog", "."]
+    assert units([" The", "cat "]) == ["the", "cat"]
+
+
+def test_diversity_hand_computed():
+    # a b a b a: 2-grams ab ba ab ba (2 unique / 4), 3-grams aba bab aba (2/3), 4-grams abab baba (2/2)
+    assert diversity("a b a b a") == pytest.approx(0.5 * (2 / 3) * 1.0)
+    assert diversity("one two three four five") == 1.0
+    assert diversity("x x x x x x") == pytest.approx((1 / 5) * (1 / 4) * (1 / 3))
+    assert diversity("too short") == 0.0  # no 4-grams
+
+
+def test_lcs_bit_parallel_matches_dynamic_programming():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        a = rng.integers(0, 4, rng.integers(0, 90)).tolist()
+        b = rng.integers(0, 4, rng.integers(0, 90)).tolist()
+        assert lcs_length(a, b) == lcs_dp(a, b)
+
+
+def test_rouge_l_hand_computed():
+    # ref: the cat sat on the mat (6); cand: the cat lay on a mat (6); LCS the cat on mat = 4
+    r = rouge_l("the cat sat on the mat", "the cat lay on a mat")
+    assert r["precision"] == pytest.approx(4 / 6) and r["recall"] == pytest.approx(4 / 6)
+    assert r["f1"] == pytest.approx(4 / 6)
+    # ref 4 units, cand 2 units, LCS 2: P = 1, R = 1/2, F1 = 2/3
+    assert rouge_l("a b c d", "b d")["f1"] == pytest.approx(2 / 3)
+    assert rouge_l("Same Text", "same text")["f1"] == 1.0
+    assert rouge_l("a b", "c d")["f1"] == 0.0 and rouge_l("", "a")["f1"] == 0.0
+
+
+def test_retention_ratio_hand_computed():
+    pairs = [("The", "the"), ("cat", "dog"), ("sat", None), ("on", "on")]
+    assert retention_ratio(pairs) == pytest.approx(2 / 4)
+    pieces = [Piece("", "The"), Piece(" ", "cat"), Piece("", ".")]
+    res = PerturbResult("A cat.", pieces, ["A", "cat", "."], ["perturbed", "perturbed", "kept"],
+                        ["vocab", "vocab", "punctuation"])
+    assert retention_ratio(res) == pytest.approx(1 / 2)
+    assert retention_ratio(res, include_punctuation=True) == pytest.approx(2 / 3)
+    assert math.isnan(retention_ratio([]))
+
+
+def test_ngram_leakage_hand_computed():
+    doc = "the red fox jumps."
+    gen = "A red fox sleeps; the fox jumps"
+    # doc units (punctuation removed): the red fox jumps
+    # 1-grams {the, red, fox, jumps} all in gen -> 4/4
+    # 2-grams {the red, red fox, fox jumps}: red fox, fox jumps in gen -> 2/3
+    # 3-grams {the red fox, red fox jumps}: none -> 0/2
+    leak = ngram_leakage(doc, gen)
+    assert leak == {1: 1.0, 2: pytest.approx(2 / 3), 3: 0.0}
+    assert ngram_leakage(doc, gen, skip_stopwords=True)[1] == 1.0
+    pooled = ngram_leakage([doc, "alpha beta"], [gen, "gamma"], orders=(1,))
+    assert pooled[1] == pytest.approx(4 / 6)  # micro average over both documents
+
+
+# ----- mapping metrics ----------------------------------------------------------------------------------
+def test_mapping_set_sizes_hand_computed():
+    pairs = [("cat", "dog"), ("cat", "Dog"), ("cat", "cow"), ("sat", "sat"), ("sat", None), ("on", "in")]
+    assert mapping_set_sizes(pairs) == {"cat": 2, "sat": 1, "on": 1}
+
+
+def test_synonym_proportion_wordnet():
+    pairs = [("happy", "glad"), ("cars", "automobiles"), ("house", "tree"), ("the", "the"), ("big", None)]
+    assert synonym_proportion(pairs) == pytest.approx(3 / 4)
+    assert synonym_proportion(pairs, count_identical=False) == pytest.approx(2 / 4)
+
+
+@pytest.fixture(scope="module")
+def glove():
+    from dptext.spaces import get_space
+
+    return get_space("glove-50d")
+
+
+def test_mean_embedding_distance_matches_numpy(glove):
+    pairs = [("king", "queen"), ("cat", "cat"), ("cat", "zzzznotaword"), ("dog", None)]
+    e = glove.embeddings
+    d = np.linalg.norm(e[glove.lookup("king")].astype(np.float64) - e[glove.lookup("queen")])
+    assert mean_embedding_distance(glove, pairs) == pytest.approx((d + 0.0) / 2, rel=1e-6)
+
+
+def test_effective_mapping_set_size_extremes():
+    from dptext.mechanisms import get_mechanism
+
+    rng = np.random.default_rng(0)
+    tight = get_mechanism("rantext", epsilon=1e4, seed=0)
+    wide = get_mechanism("rantext", epsilon=0.01, seed=0)
+    assert effective_mapping_set_size(tight, ["the", "house"], 50, rng).tolist() == [1, 1]
+    sizes = effective_mapping_set_size(wide, ["the", "house"], 200, rng)
+    assert (sizes > 150).all()  # near-uniform over a large C_r: almost every draw distinct

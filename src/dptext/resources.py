@@ -10,10 +10,12 @@
 from __future__ import annotations
 
 import functools
+import re
 import string
 from importlib import resources
 
 PUNCTUATION = frozenset(string.punctuation)
+_PUNCT_RE = re.compile("[" + re.escape(string.punctuation) + "]+")
 
 
 @functools.lru_cache(maxsize=1)
@@ -25,7 +27,7 @@ def stopwords() -> frozenset[str]:
 
 def is_punctuation(unit: str) -> bool:
     """True when the unit is non-empty and made only of ASCII punctuation marks."""
-    return bool(unit) and all(ch in PUNCTUATION for ch in unit)
+    return _PUNCT_RE.fullmatch(unit) is not None
 
 
 def is_digits(unit: str) -> bool:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # letters (any script), digit runs, or one other non-space character
 _WORD_RE = re.compile(r"(\s*)([^\W\d_]+(?:'[^\W\d_]+)?|\d+|[^\w\s]|_)", re.UNICODE)
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
+class Piece(NamedTuple):
     ws: str  # leading whitespace
-    text: str  # the unit, never empty, never starting with whitespace
+    text: str  # the unit, never empty, never starting or ending with whitespace
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,14 +41,9 @@ class Segmentation:
 
 def split_words(text: str) -> Segmentation:
     """Word-level segmentation: letter runs (with one inner apostrophe), digit runs, single marks."""
-    pieces = []
-    pos = 0
-    for m in _WORD_RE.finditer(text):
-        if m.start() != pos:  # cannot happen: the regex covers every non-space char
-            raise AssertionError("segmentation gap")
-        pieces.append(Piece(m.group(1), m.group(2)))
-        pos = m.end()
-    return Segmentation(tuple(pieces), text[pos:])
+    pieces = tuple(map(Piece._make, _WORD_RE.findall(text)))
+    # the regex covers every non-space character, so only trailing whitespace is left over
+    return Segmentation(pieces, text[len(text.rstrip()):])
 
 
 def split_leading_ws(piece_texts: list[str]) -> Segmentation:

@@ -61,27 +61,40 @@ class UnitRecord:
     ws: str = ""
 
 
-@dataclass
 class PerturbResult:
-    text: str
-    units: list[UnitRecord]
-    privacy: dict
+    """Perturbed text plus a per-unit record; records are built lazily from parallel lists."""
+
+    __slots__ = ("text", "privacy", "_pieces", "_outputs", "_actions", "_reasons", "_units")
+
+    def __init__(self, text: str, pieces, outputs, actions, reasons, privacy: dict | None = None) -> None:
+        self.text = text
+        self.privacy = privacy or {}
+        self._pieces, self._outputs, self._actions, self._reasons = pieces, outputs, actions, reasons
+        self._units = None
+
+    @property
+    def units(self) -> list[UnitRecord]:
+        if self._units is None:
+            self._units = [UnitRecord(p.text, o, a, r, p.ws) for p, o, a, r in
+                           zip(self._pieces, self._outputs, self._actions, self._reasons)]
+        return self._units
 
     def counts(self) -> dict[str, int]:
         out = {"perturbed": 0, "kept": 0, "dropped": 0}
-        for u in self.units:
-            out[u.action] += 1
+        for a in self._actions:
+            out[a] += 1
         return out
 
     def kept_units(self) -> list[str]:
-        """Units that left unchanged by policy (not by sampling), e.g. OOV with ``oov='keep'``."""
-        return [u.original for u in self.units if u.action == "kept" and u.reason not in ("punctuation",)]
+        """Units left unchanged by policy (OOV with ``oov='keep'``, digits kept...), not punctuation."""
+        return [p.text for p, a, r in zip(self._pieces, self._actions, self._reasons)
+                if a == "kept" and r != "punctuation"]
 
     def to_dict(self) -> dict:
         return {
             "text": self.text,
-            "units": [{"original": u.original, "output": u.output, "action": u.action, "reason": u.reason}
-                      for u in self.units],
+            "units": [{"original": p.text, "output": o, "action": a, "reason": r} for p, o, a, r in
+                      zip(self._pieces, self._outputs, self._actions, self._reasons)],
             "privacy": self.privacy,
         }
 
@@ -165,69 +178,76 @@ class Mechanism(ABC):
         """Perturb every unit of ``text`` (a string, or a list of units)."""
         rng = rng or self.rng
         seg = self.segment(text)
-        n = len(seg.pieces)
+        pieces = seg.pieces
+        n = len(pieces)
         if n > MAX_UNITS:
             raise DPTextError(f"input has {n} units; the limit per call is {MAX_UNITS} (split it)")
-        outputs: list[str | None] = [None] * n
-        records: list[UnitRecord | None] = [None] * n
-        idx = self.space.lookup_many([p.text for p in seg.pieces])
-        in_domain = np.zeros(n, dtype=bool)
-        ok = idx >= 0
-        in_domain[ok] = self.input_mask[idx[ok]]
-        todo_pos: list[int] = []
-        for i, piece in enumerate(seg.pieces):
-            t = piece.text
-            reason = None
-            if self.punctuation == "keep" and is_punctuation(t):
-                reason = "punctuation"
-            elif self.digits != "vocab" and is_digits(t):
-                if self.digits == "keep":
-                    reason = "digits"
-                else:
-                    out = str(int(rng.integers(1, 1001)))
-                    outputs[i] = out
-                    records[i] = UnitRecord(t, out, "perturbed", "digits", piece.ws)
-                    continue
-            else:
-                reason = self.pass_through(t)
-            if reason is not None:
-                outputs[i] = t
-                records[i] = UnitRecord(t, t, "kept", reason, piece.ws)
-            elif in_domain[i]:
-                todo_pos.append(i)
+        texts = [p.text for p in pieces]
+        # one policy decision and one lookup per distinct unit
+        distinct = dict.fromkeys(texts)
+        d_idx = self.space.lookup_many(list(distinct))
+        mask = self.input_mask
+        for (t, i) in zip(distinct, d_idx.tolist()):
+            reason = self._policy_of(t)
+            distinct[t] = (i, reason if reason is not None else (None if i >= 0 and mask[i] else "oov"))
+        outputs: list[str | None] = list(texts)
+        actions = ["perturbed"] * n
+        reasons = ["vocab"] * n
+        idx = np.empty(n, dtype=np.int64)
+        vocab_pos, rand_pos = [], []
+        for i, t in enumerate(texts):
+            idx[i], reason = distinct[t]
+            if reason is None:
+                vocab_pos.append(i)
+                continue
+            if reason == "digits!":  # digits replaced by a uniform integer in 1..1000
+                outputs[i] = str(int(rng.integers(1, 1001)))
+                reasons[i] = "digits"
+            elif reason != "oov":
+                actions[i], reasons[i] = "kept", reason
             elif self.oov == "drop":
-                records[i] = UnitRecord(t, None, "dropped", "oov", piece.ws)
+                outputs[i], actions[i], reasons[i] = None, "dropped", "oov"
             elif self.oov == "keep":
-                outputs[i] = t
-                records[i] = UnitRecord(t, t, "kept", "oov", piece.ws)
+                actions[i], reasons[i] = "kept", "oov"
             else:  # random: a uniform unit of the mechanism's output vocabulary
-                todo_pos.append(-i - 1)
-        vocab_pos = [p for p in todo_pos if p >= 0]
-        rand_pos = [-p - 1 for p in todo_pos if p < 0]
+                rand_pos.append(i)
+                reasons[i] = "oov"
         units = self.space.units
+        fold = self.space.case_insensitive
         if vocab_pos:
-            out_idx = self._sample(idx[vocab_pos], rng)
-            for p, o in zip(vocab_pos, out_idx.tolist()):
-                self._emit(seg.pieces[p], units[o], "vocab", outputs, records, p)
+            out_idx = self._sample(idx[vocab_pos], rng).tolist()
+            for p, o in zip(vocab_pos, out_idx):
+                outputs[p] = match_case(texts[p], units[o]) if fold else units[o]
         if rand_pos:
             support = np.flatnonzero(self.output_mask)
-            picks = support[rng.integers(0, len(support), size=len(rand_pos))]
-            for p, o in zip(rand_pos, picks.tolist()):
-                self._emit(seg.pieces[p], units[o], "oov", outputs, records, p)
-        result = PerturbResult(seg.join(outputs), records, {})
+            picks = support[rng.integers(0, len(support), size=len(rand_pos))].tolist()
+            for p, o in zip(rand_pos, picks):
+                outputs[p] = match_case(texts[p], units[o]) if fold else units[o]
+        result = PerturbResult(seg.join(outputs), pieces, outputs, actions, reasons)
         result.privacy = self.report(result)
         return result
+
+    def _policy_of(self, t: str) -> str | None:
+        """Why unit ``t`` bypasses the sampler ("punctuation", "digits", "digits!", a subclass reason), or None."""
+        if self.punctuation == "keep" and is_punctuation(t):
+            return "punctuation"
+        if self.digits != "vocab" and is_digits(t):
+            return "digits" if self.digits == "keep" else "digits!"
+        return self.pass_through(t)
 
     @property
     def output_mask(self) -> np.ndarray:
         """Units this mechanism can output (default: all of V)."""
         return np.ones(self.space.size, dtype=bool)
 
-    def _emit(self, piece, out, reason, outputs, records, p) -> None:
-        if self.space.case_insensitive:
-            out = match_case(piece.text, out)
-        outputs[p] = out
-        records[p] = UnitRecord(piece.text, out, "perturbed", reason, piece.ws)
+    def prepare(self, text) -> None:
+        """Precompute whatever sampling ``text`` needs (row tables), e.g. before timing or serving."""
+        idx = self.space.lookup_many([p.text for p in self.segment(text).pieces])
+        idx = idx[idx >= 0]
+        self._prepare(np.unique(idx[self.input_mask[idx]]))
+
+    def _prepare(self, idx: np.ndarray) -> None:
+        """Subclass hook: build tables for input indices ``idx`` (default: nothing to do)."""
 
     def report(self, result: PerturbResult) -> dict:
         claim = self.privacy().to_dict()

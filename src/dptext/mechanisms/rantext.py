@@ -54,6 +54,14 @@ class RanText(Mechanism):
         order_dtype = np.uint16 if n < 2**16 else np.int32
         self.rows = RowStore(n, {"dist": np.float32, "order": order_dtype}, self._sorted_rows, n_units=n)
         self._grid = None
+        # envelope blocks over sorted positions: x alone, then geometric growth up to `block`
+        starts, s, w = [0, 1], 1, 1.0
+        while s < n:
+            w = min(w * 1.5, self.block)
+            s += max(1, int(w))
+            starts.append(s)
+        self.block_starts = np.asarray([b for b in starts if b < n], dtype=np.int64)
+        self.block_ends = np.append(self.block_starts[1:], n)
 
     def settings(self) -> dict:
         return {**super().settings(), "integration_points": self.integration_points, "Z": self.z}
@@ -67,11 +75,13 @@ class RanText(Mechanism):
     def draw_dstar(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` draws of ``d* = ‖Y‖₂`` (``|Y_j|`` is exponential with scale ``Δφ_j/Z``)."""
         out = np.empty(n, dtype=np.float64)
-        step = max(1, 2**20 // max(1, len(self.scales)))
+        scales = self.scales.astype(np.float32)
+        step = max(1, 2**20 // max(1, len(scales)))
         for s in range(0, n, step):
             m = min(step, n - s)
-            y = rng.standard_exponential((m, len(self.scales))) * self.scales
-            out[s : s + m] = np.sqrt(np.einsum("ij,ij->i", y, y))
+            y = rng.standard_exponential((m, len(scales)), dtype=np.float32)
+            y *= scales
+            out[s : s + m] = np.sqrt(np.einsum("ij,ij->i", y, y, dtype=np.float64))
         return out
 
     def dstar_grid(self) -> np.ndarray:
@@ -98,25 +108,29 @@ class RanText(Mechanism):
         k = gather_searchsorted(dist, slots, dstar.astype(np.float32), n_vocab)  # |C_r| = #{d < d*}
         k = np.maximum(k, 1)  # x itself (d = 0) is always in C_r
         c = self.epsilon / (2.0 * dstar)
-        B = self.block
-        starts = np.arange(0, n_vocab, B)
+        used = int(np.searchsorted(self.block_starts, k.max(), side="left"))  # blocks that can hold members
+        starts, ends = self.block_starts[:used], self.block_ends[:used]
         pos = np.empty(len(idx), dtype=np.int64)
         todo = np.arange(len(idx))
         while len(todo):
             sl, kk, cc = slots[todo], k[todo], c[todo]
-            nb = np.clip(kk[:, None] - starts[None, :], 0, B)  # members of each block inside C_r
+            nb = np.clip(np.minimum(kk[:, None], ends[None, :]) - starts[None, :], 0, None)  # members in C_r
             s0 = dist[sl[:, None], starts[None, :]].astype(np.float64)
-            mass = nb * np.exp(-cc[:, None] * s0)
-            cum = np.cumsum(mass, axis=1)
+            cum = np.cumsum(nb * np.exp(-cc[:, None] * s0), axis=1)  # envelope mass per block
             u = rng.random(len(todo)) * cum[:, -1]
-            b = np.minimum((cum < u[:, None]).sum(axis=1), len(starts) - 1)
-            nb_b = nb[np.arange(len(todo)), b]
+            b = np.minimum((cum < u[:, None]).sum(axis=1), used - 1)
+            rows = np.arange(len(todo))
+            nb_b = nb[rows, b]
             j = starts[b] + np.minimum((rng.random(len(todo)) * nb_b).astype(np.int64), nb_b - 1)
-            accept_p = np.exp(-cc * (dist[sl, j].astype(np.float64) - s0[np.arange(len(todo)), b]))
+            accept_p = np.exp(-cc * (dist[sl, j].astype(np.float64) - s0[rows, b]))
             ok = rng.random(len(todo)) < accept_p
             pos[todo[ok]] = j[ok]
             todo = todo[~ok]
         return order[slots, pos].astype(np.int64)
+
+    def _prepare(self, idx: np.ndarray) -> None:
+        for part in self.rows.batches(idx):
+            self.rows.slots(idx[part])
 
     def candidate_set_sizes(self, x, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
         """``n`` draws of ``|C_r(x)|`` (for the |C_r|/|V| distribution)."""

@@ -58,9 +58,18 @@ class SanText(Mechanism):
         return w / w.sum(axis=1, keepdims=True)
 
     def _cdf_rows(self, ids: np.ndarray) -> dict[str, np.ndarray]:
-        cdf = np.cumsum(self._probs(ids), axis=1)
+        """Sampling CDFs (float32 weights, float64 running sums; error < 1e-6 per probability)."""
+        logit = self.space.distances(ids, self.v_s)
+        logit *= np.float32(-0.5 * self.epsilon)
+        logit -= logit.max(axis=1, keepdims=True)
+        np.exp(logit, out=logit)
+        cdf = np.cumsum(logit, axis=1, dtype=np.float64)
         cdf /= cdf[:, -1:]
         return {"cdf": cdf.astype(np.float32)}
+
+    def _prepare(self, idx: np.ndarray) -> None:
+        for part in self.rows.batches(idx):
+            self.rows.slots(idx[part])
 
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         out = idx.copy()

@@ -1,0 +1,61 @@
+"""Local extraction for ``mode: inferdpt`` (SPEC 2, step 3), built on the pipeline's prompts.
+
+The upstream answered the *perturbed* conversation. The local model (in
+process, on this machine) then reads the raw conversation and that perturbed
+answer and writes the final reply with the pipeline's ``extract_answer``
+prompt: ``instruction`` = the public system/developer instructions,
+``document`` = the raw conversation (every non-system turn, ``role: text``),
+``generation`` = the upstream's answer. Nothing here goes over the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dptext.errors import PrivacyError
+from dptext.server.config import ServerConfig
+from dptext.server.request import ChatRequest
+
+DEFAULT_INSTRUCTION = "Reply to the last user message of the conversation."
+
+
+class Extractor:
+    def __init__(self, cfg: ServerConfig) -> None:
+        from dptext.llm import Prompts, get_backend
+
+        e = cfg.extraction
+        self.model = get_backend(e.model, **e.options)
+        if not getattr(self.model, "is_local", False):
+            raise PrivacyError("extraction.model reads raw private text and must run on this machine "
+                               "(in process, or an http:// endpoint on loopback)")
+        self.prompts = Prompts()
+        self.max_tokens = e.max_tokens
+        self.temperature = e.temperature
+        self.model.complete([{"role": "user", "content": "Hi"}], max_tokens=1, temperature=0.0)  # load now
+
+    def describe(self) -> dict:
+        d = self.model.describe()
+        return {"backend": d.get("backend"), "model": d.get("model"), "location": d.get("location")}
+
+    def messages(self, req: ChatRequest, generation: str) -> list[dict]:
+        from dptext.llm.prompts import messages, render
+
+        public = [s.text for m in req.messages if m.role in ("system", "developer") for s in m.segments]
+        instruction = "\n".join(t for t in public if t.strip()) or DEFAULT_INSTRUCTION
+        turns = []
+        for m in req.messages:
+            if m.role in ("system", "developer"):
+                continue
+            turns.append(f"{m.role}: " + "".join(s.text for s in m.segments))
+        return messages(self.prompts.local_system,
+                        render(self.prompts.extract_answer, instruction=instruction,
+                               document="\n".join(turns), generation=generation.strip()))
+
+    def _gen(self, max_tokens: int | None) -> dict:
+        return {"max_tokens": min(max_tokens or self.max_tokens, self.max_tokens), "temperature": self.temperature}
+
+    def complete(self, req: ChatRequest, generation: str, max_tokens: int | None = None):
+        return self.model.complete(self.messages(req, generation), **self._gen(max_tokens))
+
+    def stream(self, req: ChatRequest, generation: str, max_tokens: int | None = None) -> Iterator[str]:
+        return self.model.stream(self.messages(req, generation), **self._gen(max_tokens))

@@ -17,7 +17,7 @@ from dptext.llm.base import ChatModel, Completion, Message, check_generation, ch
 from dptext.llm.prompts import Prompts
 
 HTTP_OPTIONS = ("model", "api_key_env", "timeout", "connect_timeout", "max_retries", "backoff", "max_backoff")
-LOCAL_OPTIONS = ("n_ctx", "n_threads", "repeat_penalty")
+LOCAL_OPTIONS = ("n_ctx", "n_threads", "repeat_penalty", "generate_options")
 
 
 def get_backend(spec=None, **options) -> ChatModel:

@@ -125,13 +125,15 @@ class LlamaCppChat:
     is_local = True
 
     def __init__(self, model: str | os.PathLike | None = None, *, n_ctx: int = DEFAULT_N_CTX,
-                 n_threads: int | None = None, repeat_penalty: float = 1.15) -> None:
+                 n_threads: int | None = None, repeat_penalty: float = 1.15,
+                 generate_options: dict | None = None) -> None:
         self.path = resolve_model(model)
         self.n_ctx = int(n_ctx)
         if self.n_ctx < 64:
             raise DPTextError(f"invalid n_ctx {n_ctx}: must be >= 64")
         self.n_threads = n_threads
         self.repeat_penalty = float(repeat_penalty)
+        self.generate_options = dict(generate_options or {})  # extra create_chat_completion args
         if not 0.5 <= self.repeat_penalty <= 2.0:
             raise DPTextError(f"invalid repeat_penalty {repeat_penalty}: must be in [0.5, 2]")
         name = Path(self.path).name
@@ -149,7 +151,7 @@ class LlamaCppChat:
         msgs = check_messages(messages)
         mt, t, stops = check_generation(max_tokens, temperature, stop)
         args = {"messages": msgs, "max_tokens": mt, "temperature": t, "stop": stops,
-                "repeat_penalty": self.repeat_penalty}
+                "repeat_penalty": self.repeat_penalty, **self.generate_options}
         if seed is not None:
             args["seed"] = int(seed)
         return args

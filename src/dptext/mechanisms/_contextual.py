@@ -1,0 +1,127 @@
+"""Context-dependent mechanisms (Cape SPEC 1.4, Stencil SPEC 1.5): the output of a unit depends on the prompt.
+
+The base class's ``perturb`` is reused unchanged (segmentation, punctuation,
+digits, OOV and pass-through policies, records, report). Two protected hooks
+carry the prompt to the sampler: :meth:`segment` remembers the segmentation
+of the text being perturbed, and :meth:`_sample` recovers the positions of
+the units it is asked to replace (the same rule as ``Mechanism.perturb``) and
+hands both to :meth:`_sample_in_context`. A mismatch between the two fails
+closed (:class:`PrivacyError`) before anything is emitted.
+
+``transition(x, context, position)`` and ``sample(x, n, context=...)`` take
+the prompt explicitly. Without a context the unit is its own one-unit prompt,
+which is what ``dptext transition`` shows; ``dptext context-transition``
+passes ``--context``.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import abstractmethod
+
+import numpy as np
+
+from dptext.errors import DPTextError, PrivacyError
+from dptext.mechanisms.base import Mechanism
+from dptext.resources import is_digits, is_punctuation
+from dptext.text import Piece, Segmentation
+
+
+class ContextualMechanism(Mechanism):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._lock = threading.RLock()
+        self._active: Segmentation | None = None
+
+    # ----- what a contextual mechanism provides ------------------------------------------------------
+    @abstractmethod
+    def _sample_in_context(self, seg: Segmentation, pos: np.ndarray, idx: np.ndarray,
+                           rng: np.random.Generator) -> np.ndarray:
+        """Outputs for the units ``idx`` found at piece positions ``pos`` of ``seg`` (``pos`` may repeat)."""
+
+    @abstractmethod
+    def _row_in_context(self, seg: Segmentation, pos: int, i: int) -> np.ndarray:
+        """Exact ``Pr(y | x = unit i at position pos of seg)`` over V."""
+
+    # ----- hooks into Mechanism.perturb --------------------------------------------------------------
+    def perturb(self, text, *, rng: np.random.Generator | None = None):
+        with self._lock:
+            self._active = None
+            try:
+                return super().perturb(text, rng=rng)
+            finally:
+                self._active = None
+
+    def segment(self, text) -> Segmentation:
+        seg = super().segment(text)
+        self._active = seg
+        return seg
+
+    def vocab_positions(self, seg: Segmentation) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (and vocabulary indices) that ``Mechanism.perturb`` hands to the sampler."""
+        idx = self.space.lookup_many([p.text for p in seg.pieces])
+        mask = self.input_mask
+        pos = []
+        for i, piece in enumerate(seg.pieces):
+            t = piece.text
+            if self.punctuation == "keep" and is_punctuation(t):
+                continue
+            if self.digits != "vocab" and is_digits(t):
+                continue
+            if self.pass_through(t) is not None:
+                continue
+            if idx[i] >= 0 and mask[idx[i]]:
+                pos.append(i)
+        pos = np.asarray(pos, dtype=np.int64)
+        return pos, idx[pos]
+
+    def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        seg = self._active
+        if seg is None:  # no prompt (e.g. Mechanism.sample): every unit is its own prompt
+            out = np.empty(len(idx), dtype=np.int64)
+            for u in np.unique(idx):
+                at = np.flatnonzero(idx == u)
+                out[at] = self._sample_in_context(self.lone(int(u)), np.zeros(len(at), np.int64), idx[at], rng)
+            return out
+        pos, expect = self.vocab_positions(seg)
+        if not np.array_equal(expect, idx):
+            raise PrivacyError(f"{self.name}: internal position mismatch; nothing was emitted")
+        return self._sample_in_context(seg, pos, idx, rng)
+
+    # ----- explicit context ----------------------------------------------------------------------------
+    def lone(self, i: int) -> Segmentation:
+        return Segmentation((Piece("", self.space.units[i]),))
+
+    def locate(self, x, context=None, position: int | None = None) -> tuple[Segmentation, int, int]:
+        """(segmentation, piece position, vocabulary index) of unit ``x`` in ``context``."""
+        i = self.index_of(x)
+        if context is None:
+            if position not in (None, 0):
+                raise DPTextError("a position needs a context")
+            return self.lone(i), 0, i
+        seg = Mechanism.segment(self, context)
+        pos, idx = self.vocab_positions(seg)
+        if position is None:
+            hits = pos[idx == i]
+            if not len(hits):
+                raise DPTextError(f"unit {self.space.units[i]!r} is not a perturbable unit of the context")
+            return seg, int(hits[0]), i
+        if position not in set(pos.tolist()):
+            raise DPTextError(f"position {position} of the context is not a perturbable unit "
+                              f"(perturbable positions: {pos.tolist()[:20]})")
+        if int(idx[pos.tolist().index(position)]) != i:
+            raise DPTextError(f"position {position} of the context holds {seg.pieces[position].text!r}, "
+                              f"not {self.space.units[i]!r}")
+        return seg, int(position), i
+
+    def transition(self, x, context=None, position: int | None = None) -> np.ndarray:
+        """``Pr(y | x)`` given the prompt ``context`` (x's first occurrence unless ``position``)."""
+        seg, p, i = self.locate(x, context, position)
+        return self._row_in_context(seg, p, i)
+
+    def sample(self, x, n: int, rng: np.random.Generator | None = None, context=None,
+               position: int | None = None) -> np.ndarray:
+        seg, p, i = self.locate(x, context, position)
+        return self._sample_in_context(seg, np.full(int(n), p, np.int64), np.full(int(n), i, np.int64),
+                                       rng or self.rng)

@@ -1,0 +1,200 @@
+"""Cape's device model (SPEC 1.4): a local LM that scores every candidate unit at every prompt position.
+
+:class:`DeviceModel` is the interface Cape uses: ``unit_logits(seg, pos,
+space)`` returns ``L[p, t]``, the logit of vocabulary unit ``t`` at piece
+position ``pos[p]`` of the prompt given its context.
+
+* :class:`CausalLlamaDevice` (default): SmolLM2-135M through llama.cpp. The
+  whole prompt is evaluated in ONE pass with logits for every position
+  (``Llama(..., logits_all=True)``); the row that predicts the token holding
+  a unit scores all candidates given the prefix. Candidates are device token
+  ids: on the ``smollm2`` space a unit's own token (the leading-space form when
+  the original token had a leading space, else the bare form); on any other
+  space the first SmolLM2 token of the unit's text (``"##"`` pieces scored as
+  bare continuations), so Cape also runs on ``minilm-wordpiece``. A piece that
+  starts inside a device token is scored at that token's row. Prompts longer
+  than ``n_ctx`` are evaluated in windows that carry ``overlap`` tokens of
+  preceding context.
+* :class:`MaskedLMDevice`: the extension point for a masked LM (BERT-style,
+  position masked, both sides of context). Subclass it and implement
+  :meth:`MaskedLMDevice.masked_logits`; pieces are mapped to device ids with
+  ``space.token_ids`` (the ``minilm-wordpiece`` space carries WordPiece ids).
+
+llama.cpp's AMX weight-repacking kernels crash (SIGSEGV in
+``ggml_backend_amx_mul_mat``) on CPUs that report AMX inside some VMs, so
+:func:`load_llama` loads models without extra buffer types unless
+``DPTEXT_LLAMA_EXTRA_BUFTS=1``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from dptext import cache
+from dptext.text import Piece, Segmentation
+
+_PATCH_LOCK = threading.Lock()
+
+
+def load_llama(path: str, **kwargs):
+    """``llama_cpp.Llama(path, **kwargs)``, quiet, with the AMX repack workaround."""
+    import llama_cpp.llama_cpp as low
+    from llama_cpp import Llama
+
+    kwargs.setdefault("verbose", False)
+    if os.environ.get("DPTEXT_LLAMA_EXTRA_BUFTS") == "1":
+        return Llama(model_path=path, **kwargs)
+    with _PATCH_LOCK:
+        orig = low.llama_model_default_params
+
+        def no_extra_bufts():
+            params = orig()
+            params.use_extra_bufts = False
+            return params
+
+        low.llama_model_default_params = no_extra_bufts
+        try:
+            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+                return Llama(model_path=path, **kwargs)
+        finally:
+            low.llama_model_default_params = orig
+
+
+def piece_byte_starts(seg: Segmentation) -> np.ndarray:
+    """Byte offset, in ``seg.join()``, where each piece's unit text starts."""
+    render = type(seg)
+    starts = np.empty(len(seg.pieces), dtype=np.int64)
+    off = 0
+    for i, p in enumerate(seg.pieces):
+        off += len(p.ws.encode("utf-8"))
+        starts[i] = off
+        off += len(render((Piece("", p.text),)).join().encode("utf-8"))
+    return starts
+
+
+class DeviceModel(ABC):
+    name: str = ""
+
+    @abstractmethod
+    def fingerprint(self) -> dict:
+        """What the logits depend on (for caching the calibrated clip bound)."""
+
+    @abstractmethod
+    def unit_logits(self, seg: Segmentation, pos: np.ndarray, space) -> np.ndarray:
+        """``[len(pos), |V|]`` float32: logit of every unit of ``space`` at each position."""
+
+
+class CausalLlamaDevice(DeviceModel):
+    name = "smollm2-llama.cpp"
+
+    def __init__(self, path: str | None = None, *, n_ctx: int = 512, overlap: int = 128,
+                 n_threads: int | None = None) -> None:
+        from dptext.spaces.smollm2 import gguf_path
+
+        self.path = path or gguf_path()
+        self.n_ctx, self.overlap = int(n_ctx), int(overlap)
+        self.n_threads = n_threads or min(4, os.cpu_count() or 1)
+        self._model = None
+        self._lock = threading.Lock()
+        self._cands: dict[str, np.ndarray] = {}
+
+    def fingerprint(self) -> dict:
+        return {"device": self.name, "gguf": cache.file_fingerprint(self.path)}
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = load_llama(self.path, n_ctx=self.n_ctx, n_batch=self.n_ctx, logits_all=True,
+                                     n_threads=self.n_threads)
+        return self._model
+
+    def candidate_ids(self, space) -> np.ndarray:
+        """``[|V|, 2]`` device token ids of every unit: (leading-space form, bare form)."""
+        if space.cache_key not in self._cands:
+            if space.name == "smollm2" and getattr(space, "path", None) == self.path:
+                ids = np.asarray(space.token_ids, dtype=np.int64).copy()
+                ids[ids[:, 0] < 0, 0] = ids[ids[:, 0] < 0, 1]
+                ids[ids[:, 1] < 0, 1] = ids[ids[:, 1] < 0, 0]
+            else:
+                path = cache.entry_path("cape", f"candidates-{space.name}",
+                                        cache.key_of(self.fingerprint(), space.cache_key), ".npy")
+                if path.exists():
+                    self._cands[space.cache_key] = cache.load_npy(path, mmap=False)
+                    return self._cands[space.cache_key]
+                from dptext.spaces.smollm2 import vocab_model
+
+                tok = vocab_model(self.path)
+                ids = np.empty((space.size, 2), dtype=np.int64)
+                for i, u in enumerate(space.units):
+                    cont = u.startswith("##") and len(u) > 2
+                    word = u[2:] if cont else u
+                    bare = tok.tokenize(word.encode("utf-8"), add_bos=False, special=False)
+                    spaced = bare if cont else tok.tokenize((" " + word).encode("utf-8"), add_bos=False,
+                                                            special=False)
+                    ids[i] = (spaced[0] if spaced else 0, bare[0] if bare else 0)
+                cache.save_npy(path, ids)
+            self._cands[space.cache_key] = ids
+        return self._cands[space.cache_key]
+
+    def token_rows(self, tokens: list[int], rows: np.ndarray) -> np.ndarray:
+        """Logits ``[len(rows), n_vocab]`` predicting ``tokens[r]`` from ``tokens[:r]`` (after BOS)."""
+        m = self.model
+        bos = m.token_bos()
+        out = np.empty((len(rows), m.n_vocab()), dtype=np.float32)
+        step = self.n_ctx - 1 - self.overlap
+        with self._lock:
+            for s in range(0, max(1, len(tokens)), step):
+                want = np.flatnonzero((rows >= s) & (rows < s + step))
+                if not len(want):
+                    continue
+                c0 = max(0, s - self.overlap)
+                end = min(len(tokens), s + step, int(rows[want].max()) + 1)
+                m.reset()
+                m.eval([bos] + list(tokens[c0:end]))
+                out[want] = m.scores[rows[want] - c0]
+        return out
+
+    def unit_logits(self, seg: Segmentation, pos: np.ndarray, space) -> np.ndarray:
+        from dptext.spaces.smollm2 import vocab_model
+
+        pos = np.asarray(pos, dtype=np.int64)
+        text = seg.join().encode("utf-8")
+        tok = vocab_model(self.path)
+        tokens = tok.tokenize(text, add_bos=False, special=False)
+        pieces = [tok.detokenize([t]) for t in tokens]
+        tstart = np.concatenate([[0], np.cumsum([len(b) for b in pieces])[:-1]]).astype(np.int64)
+        b = piece_byte_starts(seg)[pos]
+        j = np.clip(np.searchsorted(tstart, b, side="right") - 1, 0, max(0, len(tokens) - 1))
+        spaced = np.asarray([pieces[k][:1] == b" " and tstart[k] + 1 == bb for k, bb in zip(j, b)], dtype=bool)
+        uj, inv = np.unique(j, return_inverse=True)
+        scores = self.token_rows(tokens, uj)[inv]
+        cand = self.candidate_ids(space)
+        ids = np.where(spaced[:, None], cand[None, :, 0], cand[None, :, 1])
+        return np.take_along_axis(scores, ids, axis=1)
+
+
+class MaskedLMDevice(DeviceModel):
+    """Extension point: a masked LM scores position ``i`` with ``i`` masked (context on both sides).
+
+    Implement :meth:`masked_logits`; the space must carry ``token_ids`` (unit -> device
+    token id, as ``minilm-wordpiece`` does) and ``unk_id``/``mask_id`` must be set.
+    """
+
+    name = "masked-lm"
+    unk_id: int = 100
+    mask_id: int = 103
+
+    @abstractmethod
+    def masked_logits(self, token_ids: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """``[len(positions), n_vocab]``: logits at each position of ``token_ids`` with it set to ``mask_id``."""
+
+    def unit_logits(self, seg: Segmentation, pos: np.ndarray, space) -> np.ndarray:
+        idx = space.lookup_many([p.text for p in seg.pieces])
+        tid = np.asarray(space.token_ids)
+        ids = np.where(idx >= 0, tid[np.maximum(idx, 0)], self.unk_id)
+        return np.asarray(self.masked_logits(ids, np.asarray(pos)), dtype=np.float32)[:, tid]

@@ -1,0 +1,141 @@
+"""Cape (SPEC 1.4): bucketized EM closed form, sampling vs transition, lambda effects, kept units.
+
+Runs the real device model (SmolLM2-135M through llama.cpp) on the real spaces.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dptext.errors import DPTextError
+from dptext.mechanisms import get_mechanism
+from dptext.mechanisms.cape import bucket_law, default_device, rows_from_law
+
+CONTEXT = "My doctor said the biopsy results from the hospital were normal, so we celebrated with dinner."
+
+
+@pytest.fixture(scope="module")
+def device():
+    return default_device()
+
+
+@pytest.fixture(scope="module")
+def cape(device):
+    return get_mechanism("cape", epsilon=8, seed=5, device=device)
+
+
+def closed_form(u, eps, du, nb):
+    """Independent scalar implementation of SPEC 1.4's bucket probabilities."""
+    lo, hi = min(u), max(u)
+    w = (hi - lo) / nb
+    members = {}
+    for t, val in enumerate(u):
+        k = nb - 1 if w == 0 or val >= hi else int(math.floor((val - lo) / w))
+        members.setdefault(min(k, nb - 1), []).append(t)
+    score = {k: eps * np.mean([u[t] for t in ts]) / (2 * du) for k, ts in members.items()}
+    z = sum(math.exp(s) for s in score.values())
+    row = [0.0] * len(u)
+    for k, ts in members.items():
+        for t in ts:
+            row[t] = math.exp(score[k]) / z / len(ts)
+    return row, members
+
+
+def test_bucket_probabilities_closed_form():
+    u = np.array([[0.0, 0.05, 0.1, 0.42, 0.5, 0.51, 0.9, 1.0, 1.0, -0.3, 0.33, 0.34]])
+    for eps, nb in ((1.0, 5), (4.0, 3), (10.0, 50), (0.5, 1)):
+        b, counts, probs = bucket_law(u, eps, 1.5, nb)
+        row = rows_from_law(b, counts, probs)[0]
+        expect, members = closed_form(u[0].tolist(), eps, 1.5, nb)
+        np.testing.assert_allclose(row, expect, rtol=1e-12)
+        assert row.sum() == pytest.approx(1.0)
+        assert (counts[0] > 0).sum() == len(members)  # empty buckets dropped
+    # members of one bucket share one probability
+    b, counts, probs = bucket_law(u, 2.0, 1.5, 4)
+    row = rows_from_law(b, counts, probs)[0]
+    for k in np.unique(b[0]):
+        assert np.ptp(row[b[0] == k]) == 0
+
+
+def test_sampling_matches_transition(cape):
+    row = cape.transition("biopsy", context=CONTEXT)
+    assert row.sum() == pytest.approx(1.0) and row.min() >= 0
+    rng = np.random.default_rng(123)
+    n = 20_000
+    draws = cape.sample("biopsy", n, rng=rng, context=CONTEXT)
+    # bins: each of the 30 most likely units alone, the rest grouped by probability level and index parity
+    top = np.argsort(-row)[:30]
+    bin_of = np.full(len(row), -1)
+    bin_of[top] = np.arange(30)
+    rest = bin_of < 0
+    level = np.unique(row[rest], return_inverse=True)[1]
+    bin_of[rest] = 30 + 2 * level + (np.flatnonzero(rest) % 2)
+    expected = np.bincount(bin_of, weights=row * n)
+    observed = np.bincount(bin_of[draws], minlength=len(expected))
+    small = expected < 5  # pool sparse bins
+    exp_b = np.append(expected[~small], expected[small].sum())
+    obs_b = np.append(observed[~small], observed[small].sum())
+    keep = exp_b > 0
+    assert obs_b[~keep].sum() == 0
+    _, p = stats.chisquare(obs_b[keep], exp_b[keep])
+    assert p > 1e-3
+
+
+def test_lambdas_move_mass(cape):
+    seg, pos, i = cape.locate("biopsy", CONTEXT)
+    logits = cape.device.unit_logits(seg, np.asarray([pos]), cape.space)  # one device pass, reused
+    d = cape.space.distances([i])[0]
+    top_logit = np.argsort(-logits[0])[:100]
+    near = np.argsort(d)[1:101]  # the 100 nearest other units
+
+    def row(lambda_l, lambda_d):
+        m = get_mechanism("cape", epsilon=10, lambda_l=lambda_l, lambda_d=lambda_d, device=cape.device)
+        u = m.utility(logits, np.asarray([i]))
+        return rows_from_law(*bucket_law(u, m.epsilon, m.sensitivity, m.n_buckets))[0]
+
+    # raising lambda_L moves mass toward high-logit candidates
+    mass = [row(ll, 1.0)[top_logit].sum() for ll in (0.1, 0.5, 1.0, 3.0)]
+    assert all(a < b for a, b in zip(mass, mass[1:])), mass
+    # raising lambda_D moves mass toward near units
+    mass = [row(0.5, ld)[near].sum() for ld in (0.25, 1.0, 4.0)]
+    assert all(a < b for a, b in zip(mass, mass[1:])), mass
+
+
+def test_keeps_stopwords_punctuation_and_reports_unit_epsilon(cape):
+    res = cape.perturb(CONTEXT)
+    assert res.text != CONTEXT
+    for u in res.units:
+        if u.original.lower() in ("my", "the", "from", "were", "so", "we", "with") or u.original in (",", "."):
+            assert u.output == u.original and u.action == "kept"
+    perturbed = [u for u in res.units if u.action == "perturbed" and u.reason == "vocab"]
+    eps_units = res.privacy["unit_epsilon"]
+    assert len(eps_units) == len(perturbed) and min(eps_units) >= cape.epsilon
+    # the per-unit claim is epsilon + ln(max|b|/min|b|) of that unit's buckets
+    seg, pos, i = cape.locate("biopsy", CONTEXT)
+    u = cape.utilities(seg, np.asarray([pos]), np.asarray([i]))
+    _, counts, _ = bucket_law(u, cape.epsilon, cape.sensitivity, cape.n_buckets)
+    nz = counts[0][counts[0] > 0]
+    k = [j for j, r in enumerate(perturbed) if r.original == "biopsy"][0]
+    assert eps_units[k] == pytest.approx(cape.epsilon + math.log(nz.max() / nz.min()))
+    assert res.privacy["claim"]["bound"] == pytest.approx(cape.epsilon + math.log(cape.space.size))
+    assert cape.settings()["clip"] > 0
+
+
+def test_context_changes_the_row_and_errors(cape):
+    a = cape.transition("results", context="The biopsy results were normal.")
+    b = cape.transition("results", context="The election results were announced.")
+    assert np.abs(a - b).sum() > 1e-3
+    with pytest.raises(DPTextError):
+        cape.transition("fox", context=CONTEXT)
+    with pytest.raises(DPTextError):
+        get_mechanism("cape", epsilon=1, n_buckets=0)
+
+
+def test_cape_on_minilm_wordpiece(device):
+    m = get_mechanism("cape", epsilon=6, space="minilm-wordpiece", device=device, seed=2)
+    res = m.perturb("Unbelievably, the hospital results arrived today.")
+    assert "##" not in res.text and res.text.endswith(".")
+    row = m.transition("hospital", context="Unbelievably, the hospital results arrived today.")
+    assert row.sum() == pytest.approx(1.0)

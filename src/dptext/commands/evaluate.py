@@ -5,10 +5,17 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+import click
 import typer
 
 from dptext.commands._common import print_json, progress_bar
 from dptext.errors import DPTextError, check_epsilon
+
+
+class AuditFailed(click.ClickException):
+    """The audit found the claim violated or the sampler off its transition (exit status 1)."""
+
+    exit_code = 1
 
 
 def data(
@@ -76,7 +83,9 @@ def audit(
     else:
         typer.echo(result.summary())
     if not result.passed:
-        raise typer.Exit(1)
+        raise AuditFailed(f"audit failed: {'in-scope value above the claim' if not result.claim_holds else ''}"
+                          f"{'; ' if not result.claim_holds and not result.gof_passed else ''}"
+                          f"{'sampler disagrees with transition' if not result.gof_passed else ''}")
 
 
 def register(app: typer.Typer) -> None:

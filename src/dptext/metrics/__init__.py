@@ -16,6 +16,7 @@ from dptext.metrics.mapping import (
     mean_embedding_distance,
     synonym_proportion,
 )
+from dptext.metrics.quality import alignment, coherence, mauve_score
 from dptext.metrics.text import (
     diversity,
     lcs_length,
@@ -30,6 +31,7 @@ from dptext.metrics.text import (
 )
 
 __all__ = [
+    "alignment", "coherence", "mauve_score",
     "candidate_set_ratios", "diversity", "effective_mapping_set_size", "embedding_distances", "lcs_length",
     "mapping_set_sizes", "mean_diversity", "mean_embedding_distance", "mean_rouge_l_f1", "ngram_leakage",
     "retention_ratio", "rouge_l", "rouge_l_f1", "synonym_proportion", "unit_pairs", "units",

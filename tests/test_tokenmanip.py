@@ -105,3 +105,121 @@ def test_mapper_text_policies():
     assert outs[","].output == "," and outs["!"].output == "!"
     assert outs["123"].reason == "digits"
     assert res.privacy["claim"]["kind"] == "none"
+
+
+# ----- Stencil and punctuated Stencil ---------------------------------------------------------------
+def _vocab_outputs(res, space):
+    pairs = [(u.original, u.output) for u in res.units if u.action == "perturbed" and u.reason == "vocab"]
+    assert pairs
+    return [(space.lookup(a), space.lookup(b)) for a, b in pairs]
+
+
+@pytest.mark.parametrize("name", ("stencil", "punctuated-stencil"))
+def test_stencil_never_returns_original(space, name):
+    m = get_mechanism(name, space=space)
+    for x, y in _vocab_outputs(m.perturb(TEXT + " The dog, the fox and the dog again."), space):
+        assert y >= 0 and y != x
+    for unit in ("fox", "lazy"):
+        row = m.transition(unit, context=TEXT)
+        assert row[space.lookup(unit)] == 0 and row.sum() == pytest.approx(1.0)
+        assert np.all(m.sample(unit, 50, context=TEXT) != space.lookup(unit))
+    lone = m.transition("fox")
+    assert lone[space.lookup("fox")] == 0 and lone.sum() == pytest.approx(1.0)
+    assert m.privacy().kind == "none" and m.privacy().bound is None
+
+
+@pytest.mark.parametrize("sigma", (0.0, 1e-3))
+def test_stencil_sigma_to_zero_is_nearest_other_unit(space, sigma):
+    m = get_mechanism("stencil", space=space, sigma=sigma)
+    res = m.perturb(TEXT)
+    pairs = _vocab_outputs(res, space)
+    x = np.asarray([a for a, _ in pairs])
+    nearest = space.nearest(space.embeddings[x], k=1, exclude=x)[:, 0]
+    assert [b for _, b in pairs] == nearest.tolist()
+
+
+def test_stencil_window_weights():
+    from dptext.mechanisms.stencil import window_weights
+
+    off = np.arange(-2, 3)
+    exists = np.array([[True, True, True, True, True], [False, False, True, True, False]])
+    f = window_weights(off, exists, 1.0, punctuated=False)
+    g = np.exp(-off**2 / 2.0)
+    np.testing.assert_allclose(f[0], g / g.sum())
+    np.testing.assert_allclose(f[1], np.array([0, 0, g[2], g[3], 0]) / (g[2] + g[3]))  # renormalised
+    p = window_weights(off, exists, 1.0, punctuated=True)
+    assert p[0, 2] == 0 and p[1].tolist() == [0, 0, 0, 1, 0]
+    z = window_weights(off, exists, 0.0, punctuated=True)  # sigma -> 0: closest existing offsets share
+    np.testing.assert_allclose(z[0], [0, 0.5, 0, 0.5, 0])
+    with pytest.raises(DPTextError):
+        get_mechanism("stencil", space="smollm2", n=4)
+
+
+def test_punctuated_stencil_uses_only_neighbours():
+    space = get_space("smollm2")
+    m = get_mechanism("punctuated-stencil", space=space, n=3, sigma=1.0)
+    row = m.transition("brown", context="quick brown fox")
+    v = space.embeddings[space.lookup("quick")] + space.embeddings[space.lookup("fox")]
+    assert row.argmax() == space.nearest(v, k=1, exclude=[space.lookup("brown")])[0, 0]
+
+
+# ----- noise mapper -----------------------------------------------------------------------------------
+def test_noise_pruned_search_is_exact(space):
+    m = get_mechanism("noise-mapper", epsilon=300.0, space=space)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, space.size, 200)
+    e64 = space.embeddings.astype(np.float64)
+    sq = (e64**2).sum(1)
+    for scale in (0.2, 1.0, 3.0):  # mostly pruned ... mostly full search
+        z = m.noise(len(x), rng) * scale
+        q = (space.embeddings[x] + z).astype(np.float32)
+        got = m._nearest(q, x, np.linalg.norm(z, axis=1))
+        q64 = q.astype(np.float64)
+        d2 = sq[None, :] - 2.0 * (q64 @ e64.T)  # brute force in float64 (|q|^2 is constant per row)
+        d2[np.arange(len(x)), x] = np.inf
+        rows = np.arange(len(x))
+        best = d2.argmin(axis=1)
+        assert np.mean(got == best) > 0.97  # the rest are (near-)ties: equal distances up to rounding
+        np.testing.assert_allclose(d2[rows, got], d2[rows, best], rtol=1e-6, atol=1e-6)
+        assert np.all(got != x)
+
+
+def test_noise_radius_law_and_exclusion():
+    m = get_mechanism("noise-mapper", epsilon=50.0, space="minilm-wordpiece", seed=3)
+    z = m.noise(20_000, np.random.default_rng(1))
+    r = np.linalg.norm(z, axis=1)
+    n = m.space.dim
+    assert r.mean() == pytest.approx(n / 50.0, rel=0.01)  # Gamma(N, 1/eta) mean N/eta
+    assert r.var() == pytest.approx(n / 50.0**2, rel=0.05)
+    keep = get_mechanism("noise-mapper", eta=1e5, space="minilm-wordpiece", exclude_original=False)
+    x = np.arange(0, m.space.size, 97)
+    assert np.array_equal(keep._sample(x, np.random.default_rng(2)), x)  # tiny noise, original allowed
+    assert keep.privacy().kind == "metric-dp" and m.privacy().kind == "none"
+
+
+def test_noise_nearest_neighbour_hit_rate_falls_with_eta(space):
+    rng = np.random.default_rng(7)
+    x = rng.choice(space.size, 300, replace=False)
+    rates = []
+    for eta in (3000.0, 300.0, 100.0, 30.0):
+        m = get_mechanism("noise-mapper", eta=eta, space=space)
+        y = m._sample(x, rng)
+        guess = space.nearest(space.embeddings[y], k=1, exclude=y, metric="euclidean")[:, 0]
+        rates.append(float(np.mean(guess == x)))
+    assert all(a > b for a, b in zip(rates, rates[1:])), rates
+
+
+def test_cli_runs_every_mechanism_of_the_area():
+    from typer.testing import CliRunner
+
+    from dptext.cli import app
+
+    runner = CliRunner()
+    for name in ("2-random", "high-freq", "stencil", "punctuated-stencil", "noise-mapper"):
+        out = runner.invoke(app, ["perturb", "-m", name, "--space", "minilm-wordpiece", "--seed", "1", TEXT])
+        assert out.exit_code == 0, out.output
+        assert out.output.strip() and "##" not in out.output
+    out = runner.invoke(app, ["transition", "fox", "-m", "stencil", "-k", "1"])
+    assert out.exit_code == 0 and "1.000000\tfoxes" in out.output
+    out = runner.invoke(app, ["context-transition", "fox", "-c", TEXT, "-m", "stencil", "-p", "sigma=0", "-k", "1"])
+    assert out.exit_code == 0, out.output

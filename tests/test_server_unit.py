@@ -148,6 +148,10 @@ def test_parse_request_roles_and_refusals():
     assert [(m.role, [(s.text, s.private) for s in m.segments]) for m in req.messages] == [
         ("system", [("Be brief.", False)]), ("user", [("secret", True)]), ("assistant", [("ok", False)])]
     assert req.params == {"temperature": 0.5}  # user / metadata / name never forwarded
+    tagged = parse_request({"model": "x", "messages": [
+        {"role": "system", "content": "Address <private>Dr. Quill</private> formally."}]}, cfg)
+    assert [(s.text, s.private) for s in tagged.messages[0].segments] == [
+        ("Address ", False), ("Dr. Quill", True), (" formally.", False)]  # tags work in any role
     for body, code in [({"tools": [{}]}, "unsupported_parameter"),
                        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "unsupported_content"),
                        ({"messages": [{"role": "assistant", "content": None, "tool_calls": [{}]}]},
@@ -257,6 +261,9 @@ def test_refusals_never_reach_upstream(refusing_app):
 def test_cli_hash_key_and_config_error(tmp_path):
     p = subprocess.run([sys.executable, "-m", "dptext.cli", "hash-key", "hunter2"], capture_output=True, text=True,
                        timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == hash_key("hunter2")
+    p = subprocess.run([sys.executable, "-m", "dptext.cli", "hash-key", "-"], input="hunter2\n", capture_output=True,
+                       text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == hash_key("hunter2")
     p = subprocess.run([sys.executable, "-m", "dptext.cli", "hash-key"], capture_output=True, text=True, timeout=120)
     lines = dict(line.split(":", 1) for line in p.stdout.strip().splitlines())

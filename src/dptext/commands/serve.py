@@ -31,17 +31,22 @@ def serve(
         raise DPTextError(f"invalid --port {port}: must be in 0..65535")
     logging.basicConfig(level=cfg.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if cfg.log_level != "debug":  # one line per request from dptext.server is enough
+        logging.getLogger("httpx").setLevel(logging.WARNING)
     app = create_app(cfg)
     uvicorn.run(app, host=host, port=port, log_level=cfg.log_level, access_log=False,
                 timeout_graceful_shutdown=5)
 
 
 def hash_key(
-    key: Optional[str] = typer.Argument(None, help="A bearer key to hash; omit to generate a new random key."),
+    key: Optional[str] = typer.Argument(None, help="A bearer key to hash, - for stdin (keeps it out of shell "
+                                                   "history); omit to generate a new random key."),
 ):
     """Print the sha256 hash of a bearer key for auth.keys[].sha256 (and the key, when generated)."""
     from dptext.server.auth import hash_key as _hash, new_key
 
+    if key == "-":
+        key = sys.stdin.readline().strip()
     if key is not None and not key.strip():
         raise DPTextError("the key is empty")
     if key is None:

@@ -224,10 +224,13 @@ def create_app(cfg: ServerConfig, *, perturber: Perturber | None = None, extract
         generation = (data["choices"][0].get("message") or {}).get("content") or ""
         max_tokens = req.params.get("max_completion_tokens") or req.params.get("max_tokens")
         headers["server-timing"] = ctx.server_timing()
+
+        async def end_local(status: str) -> None:
+            finish(ctx, 200 if status == "ok" else f"stream_{status}")
+
         if req.stream:
             pieces = extractor.stream(req, generation, max_tokens)
-            return StreamingResponse(local_stream(pieces, "chatcmpl-" + ctx.rid, cfg.model_name, report,
-                                                  lambda s: _noop_end(ctx, s, finish)),
+            return StreamingResponse(local_stream(pieces, "chatcmpl-" + ctx.rid, cfg.model_name, report, end_local),
                                      media_type="text/event-stream", headers=headers)
         t = time.perf_counter()
         try:
@@ -256,6 +259,3 @@ def create_app(cfg: ServerConfig, *, perturber: Perturber | None = None, extract
 
     return app
 
-
-async def _noop_end(ctx: Ctx, status: str, finish) -> None:
-    finish(ctx, 200 if status == "ok" else f"stream_{status}")

@@ -28,12 +28,19 @@ def _labels(labels: dict) -> tuple:
     return tuple(sorted(labels.items()))
 
 
+def _escape(v) -> str:
+    return str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 def _fmt(labels: tuple, extra: tuple = ()) -> str:
     items = list(labels) + list(extra)
     if not items:
         return ""
-    body = ",".join(f'{k}="{str(v)}"'.replace("\n", " ") for k, v in items)
-    return "{" + body + "}"
+    return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in items) + "}"
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
 class Metrics:
@@ -78,5 +85,5 @@ class Metrics:
                         lines.append(f"{name}_count{_fmt(key)} {n}")
                 else:
                     for key, v in sorted(self.values.get(name, {}).items()):
-                        lines.append(f"{name}{_fmt(key)} {v:g}")
+                        lines.append(f"{name}{_fmt(key)} {_num(v)}")
         return "\n".join(lines) + "\n"

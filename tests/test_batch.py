@@ -203,3 +203,23 @@ def test_cli_summary_and_one_line_errors(corpus, tmp_path, capsys):
     rc = cli_main(["sanitize-corpus", str(corpus["path"]), str(tmp_path / "x.parquet"), "-m", "rantext", "-e", "1"])
     assert rc == 2 and "same format" in capsys.readouterr().err
     assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "x.parquet").exists()
+
+
+def test_bench_sweep_cells_as_ray_tasks(ray_local, tmp_path):
+    import pandas as pd
+
+    from dptext.bench import get_engine, parse_sweep, run_sweep
+
+    assert get_engine("ray").__module__ == "dptext.bench.ray_engine"
+    sweep = parse_sweep({"name": "ray-two", "datasets": [{"name": "wiki", "limit": 2}],
+                         "mechanisms": [{"name": "rantext", "epsilon": [2, 12]}],
+                         "metrics": ["rouge_l", "embedding_distance"], "seeds": [0]})
+    ray_sum = run_sweep(sweep, tmp_path / "ray", engine="ray", progress=False)
+    local_sum = run_sweep(sweep, tmp_path / "local", engine="local", progress=False)
+    assert ray_sum["ok"] == local_sum["ok"] == 2, (ray_sum, local_sum)
+    cols = ["cell_id", "epsilon", "n_units", "metric.rouge_l", "metric.embedding_distance"]
+    got = pd.read_parquet(tmp_path / "ray" / "results.parquet")[cols].sort_values("cell_id")
+    want = pd.read_parquet(tmp_path / "local" / "results.parquet")[cols].sort_values("cell_id")
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+    again = run_sweep(sweep, tmp_path / "ray", engine="ray", progress=False)
+    assert again["computed"] == 0 and again["reused"] == 2  # resume works as with the local engine

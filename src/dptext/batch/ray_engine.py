@@ -50,11 +50,17 @@ class RaySanitizer:
 
 
 def start_ray(*, address: str | None = None, num_cpus: int | None = None) -> bool:
-    """Connect to (or start) Ray quietly; True when this call started it (so the caller shuts it down)."""
+    """Connect to (or start) Ray quietly; True when this call started it (so the caller shuts it down).
+
+    ``address`` (or ``$RAY_ADDRESS``) joins an existing cluster; otherwise a local Ray with ``num_cpus``.
+    """
+    import os
+
     import ray
 
     if ray.is_initialized():
         return False
+    address = address or os.environ.get("RAY_ADDRESS") or None
     kw = dict(include_dashboard=False, log_to_driver=False, configure_logging=True, logging_level=logging.WARNING)
     try:
         if address:

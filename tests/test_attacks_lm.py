@@ -1,0 +1,121 @@
+"""Language-model attacks: masked-token inference (causal fill with SmolLM2) and LLM inference (SPEC 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dptext.attacks import get_attack, observe, rouge_l_f1
+from dptext.attacks.base import Observed
+from dptext.attacks.llm_inference import parse_predictions
+from dptext.mechanisms import get_mechanism
+from dptext.mechanisms.base import Mechanism, PrivacyClaim
+
+
+class Identity(Mechanism):
+    name = "identity"
+
+    def _sample(self, idx, rng):
+        return idx.copy()
+
+    def transition(self, x):
+        row = np.zeros(self.space.size)
+        row[self.index_of(x)] = 1.0
+        return row
+
+    def privacy(self):
+        return PrivacyClaim(self.name, self.epsilon, "none", None, "test")
+
+
+class LlamaChat:
+    """The minimal chat protocol over llama-cpp-python's ``create_chat_completion``."""
+
+    def __init__(self):
+        from dptext.attacks._lm import CausalLM
+
+        self.llm = CausalLM().llm
+
+    def complete(self, messages, *, max_tokens=128, temperature=0.7, stop=None):
+        self.llm.reset()
+        out = self.llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
+                                              stop=stop, seed=0)
+        return out["choices"][0]["message"]["content"] or ""
+
+
+# ----- parsing of LLM answers ---------------------------------------------------------------------------
+@pytest.mark.parametrize("answer,n,expected,missing", [
+    ('[["hello"], ["world", "earth"]]', 2, [["hello"], ["world", "earth"]], 0),
+    ('Sure!\n[\n[\u201chello\u201d], # Corresponding to "hi"\n["world"] # x\n]\nDone.', 2, [["hello"], ["world"]], 0),
+    ("[['a'], ['b']]", 2, [["a"], ["b"]], 0),  # a Python literal
+    ('["a", "b"]', 2, [["a"], ["b"]], 0),  # flat list
+    ('["a", "b"]', 3, [["a"], ["b"], []], 1),  # too short: the rest fail
+    ('[["a"], ["b"], ["c"]]', 2, [["a"], ["b"]], 0),  # too long: truncated
+    ("I cannot help with that.", 2, [[], []], 2),  # no list at all
+    ('[["a"], [1, null, "b"], {"x": 1}]', 3, [["a"], ["1", "b"], []], 1),  # odd members
+    ('[["a"], ["b"', 2, [["a"], ["b"]], 0),  # truncated JSON: quoted strings per line
+    ("", 1, [[]], 1),
+])
+def test_parse_predictions(answer, n, expected, missing):
+    got, miss = parse_predictions(answer, n)
+    assert got == expected and miss == missing
+
+
+@pytest.fixture(scope="module")
+def santext_obs():
+    priv = ["The president of the United States visited the capital on Monday.",
+            "She said the company would report its quarterly earnings next week."]
+    mech = get_mechanism("santext+", epsilon=3, corpus=priv * 3, seed=1)
+    return mech, observe(mech, priv, rng=np.random.default_rng(0))
+
+
+def test_llm_attack_end_to_end_and_malformed_answers(santext_obs):
+    mech, full = santext_obs
+    one = full.sent == 0
+    obs = Observed(full.outputs, full.originals, full.ws, full.sent[one], full.pos[one])
+    chat = LlamaChat()
+    att = get_attack("llm", mech, k=3, backend=chat, chunk=8)
+    rep = att.evaluate(obs)
+    assert rep.n_units == obs.n_targets and rep.unrepresentable == 0
+    assert 0 <= rep.details["unparsed_units"] <= rep.n_units
+    assert rep.details["llm_calls"] == sum((c + 7) // 8 for c in np.bincount(obs.sent))
+    # answers cut after 1 token per unit cannot be parsed: every unit is a counted failure, no crash
+    cut = get_attack("llm", mech, k=3, backend=chat, chunk=8, max_tokens_per_unit=0)
+    rep = cut.evaluate(obs)
+    assert rep.details["unparsed_units"] == rep.n_units and rep.success_at_k == 0
+
+
+def test_llm_attack_through_dptext_backend(santext_obs):
+    pytest.importorskip("dptext.llm")
+    mech, full = santext_obs
+    obs = Observed(full.outputs, full.originals, full.ws, full.sent[:4], full.pos[:4])
+    rep = get_attack("llm", mech, k=3, backend="local").evaluate(obs)
+    assert rep.n_units == obs.n_targets and rep.details["unparsed_units"] <= rep.n_units
+
+
+# ----- masked-token inference -------------------------------------------------------------------------
+def test_masked_causal_fill_recovers_predictable_units():
+    mech = Identity(epsilon=1, space="glove-50d")
+    words = "The United States of America and the United Kingdom signed the treaty".split()
+    targets = [2, 4, 9]  # States, America, Kingdom
+    obs = Observed(outputs=[list(words)], originals=[list(words)], ws=[[""] + [" "] * (len(words) - 1)],
+                   sent=np.zeros(3, dtype=np.int64), pos=np.asarray(targets))
+    att = get_attack("masked", mech, k=5, n_candidates=8)
+    ranking = att.rank(obs)
+    assert all(len(c) <= 8 and all(mech.space.lookup(w) >= 0 for w in c) for c in ranking)
+    rep = att.evaluate(obs)
+    assert rep.success_at_k >= 2, ranking
+    # Rouge-L of the rebuilt text against the closed form, and the sanitized text (identity) scores 1
+    rebuilt = list(words)
+    for p, c in zip(targets, ranking):
+        rebuilt[p] = c[0]
+    assert rep.details["rouge_l_f1"] == pytest.approx(rouge_l_f1(rebuilt, words))
+    assert rep.details["rouge_l_f1_sanitized"] == 1.0
+
+
+def test_masked_on_santext(santext_obs):
+    mech, obs = santext_obs
+    att = get_attack("masked", mech, k=5, n_candidates=6, right_window=2)
+    small = Observed(obs.outputs, obs.originals, obs.ws, obs.sent[:8], obs.pos[:8])
+    rep = att.evaluate(small)
+    assert rep.n_units == 8 and 0 <= rep.asr_at_1 <= rep.asr_at_k <= 1
+    assert 0 <= rep.details["rouge_l_f1"] <= 1 and rep.details["model"] == "causal-fill"

@@ -59,6 +59,22 @@ def max_log_ratio(p: np.ndarray, q: np.ndarray, support: np.ndarray | None = Non
     return float(diff[j]), int(ys[j])
 
 
+TINY = 1e-300  # below this a probability may have underflowed to 0 in float64
+
+
+def metric_log_ratio(p: np.ndarray, q: np.ndarray, bound: float) -> tuple[float, int]:
+    """:func:`max_log_ratio` for a metric-DP pair whose claimed bound is ``bound = ε·d(x,x')``.
+
+    Where one row is 0 and the other is ``r > 0``, the claim itself puts the zero at
+    ``≥ r·exp(−bound)``; when that is below float64's range (``< 1e-300``) the zero is
+    underflow, not a support difference, and the output is left out.
+    """
+    one_zero = (p > 0) != (q > 0)
+    pos = np.maximum(p, q)
+    underflow = one_zero & (np.log(np.where(pos > 0, pos, 1.0)) - bound < np.log(TINY))
+    return max_log_ratio(p, q, ((p > 0) | (q > 0)) & ~underflow)
+
+
 class RowCache:
     """``transition`` rows computed once per unit (the audit's main cost)."""
 
@@ -100,8 +116,11 @@ def all_pairs(mech, anchors: np.ndarray, rows: RowCache, metric: bool) -> list[P
     for a in range(len(anchors)):
         for b in range(a + 1, len(anchors)):
             x, x2 = int(anchors[a]), int(anchors[b])
-            lr, y = max_log_ratio(rows(x), rows(x2))
             d = float(mech.space.distances([x], [x2])[0, 0])
+            if metric:
+                lr, y = metric_log_ratio(rows(x), rows(x2), mech.epsilon * d)
+            else:
+                lr, y = max_log_ratio(rows(x), rows(x2))
             val = (lr / d if d > 0 else (0.0 if lr == 0 else float("inf"))) if metric else lr
             out.append(PairValue(x, x2, y, lr, val, d))
     return out
@@ -114,8 +133,8 @@ def metric_pairs(mech, pool: np.ndarray, n_pairs: int, rng, rows: RowCache) -> l
         d = mech.space.distances([x], pool)[0]
         d[pool == x] = np.inf
         x2 = int(pool[int(np.argmin(d))])
-        lr, y = max_log_ratio(rows(x), rows(x2))
         dist = float(d.min())
+        lr, y = metric_log_ratio(rows(x), rows(x2), mech.epsilon * dist)
         out.append(PairValue(x, x2, y, lr, lr / dist if dist > 0 else float("inf"), dist))
     return out
 
@@ -148,6 +167,10 @@ def pinned_row(mech, x: int, dstar: float) -> np.ndarray:
 
 
 def random_set_pairs(mech, pool: np.ndarray, n_pairs: int, rng) -> list[PairValue]:
+    if not hasattr(mech, "_grid"):
+        from dptext.errors import DPTextError
+
+        raise DPTextError(f"{mech.name}: cannot pin its d* quadrature (no _grid); the audit needs it")
     grid = mech.dstar_grid()
     out = []
     tries = 0

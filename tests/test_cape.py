@@ -139,3 +139,18 @@ def test_cape_on_minilm_wordpiece(device):
     assert "##" not in res.text and res.text.endswith(".")
     row = m.transition("hospital", context="Unbelievably, the hospital results arrived today.")
     assert row.sum() == pytest.approx(1.0)
+
+
+def test_device_windows_match_single_pass(device):
+    from dptext.mechanisms._device import CausalLlamaDevice
+    from dptext.spaces import get_space
+
+    space = get_space("smollm2")
+    seg = space.segment(CONTEXT + " " + CONTEXT)
+    pos = np.arange(len(seg.pieces))
+    full = device.unit_logits(seg, pos, space)
+    small = CausalLlamaDevice(n_ctx=24, overlap=4).unit_logits(seg, pos, space)
+    assert np.isfinite(small).all()
+    early = pos[:15]  # inside the first window: same prefix, same logits
+    np.testing.assert_allclose(small[early], full[early], atol=0.05)
+    assert not np.allclose(small[-5:], full[-5:], atol=0.05)  # later windows see a shorter prefix

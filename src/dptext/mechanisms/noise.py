@@ -11,7 +11,8 @@ Exact search, pruned: every unit's ``K`` nearest other units and the distance
 kept in memory. A unit ``t`` outside ``{x} ∪ KNN(x)`` has ``d(x,t) >= R_K(x)``, hence
 ``d(q,t) >= R_K(x) − ‖z‖`` (triangle inequality); when the best candidate is
 at least that close the answer is exact without touching the rest of ``V``.
-Other queries fall back to a full GEMM search.
+Other queries fall back to a full search (exact, bf16-prefiltered GEMM:
+:mod:`dptext.mechanisms._fastnn`).
 
 Guarantee: with ``exclude_original=False`` the output is post-processing of
 ``E[x] + z``, which is ``η·d(x, x')``-metric-DP (SPEC 5). Excluding ``x`` makes
@@ -25,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from dptext.errors import check_epsilon
+from dptext.mechanisms._fastnn import best_match
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 
@@ -123,7 +125,9 @@ class NoiseMapper(Mechanism):
         unsafe = np.flatnonzero(dbest > nb_d[:, -1] - radius - slack)
         if len(unsafe):
             ex = x[unsafe] if self.exclude_original else None
-            best[unsafe] = self.space.nearest(q[unsafe], k=1, exclude=ex, metric="euclidean")[:, 0]
+            sp = self.space
+            best[unsafe] = best_match(2.0 * q[unsafe], sp.embeddings, (sp.cache_key, "euclidean"),
+                                      bias=-sp.sq_norms, exclude=ex)
         return best
 
     def transition(self, x) -> np.ndarray:

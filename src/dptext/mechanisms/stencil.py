@@ -23,12 +23,10 @@ import numpy as np
 
 from dptext.errors import DPTextError
 from dptext.mechanisms._contextual import ContextualMechanism
+from dptext.mechanisms._fastnn import best_match
 from dptext.mechanisms.base import PrivacyClaim
 from dptext.mechanisms.registry import register
 from dptext.text import Segmentation
-
-CHUNK = 512  # query rows per similarity GEMM (bounds memory at CHUNK x |V| floats)
-
 
 def window_weights(offsets: np.ndarray, exists: np.ndarray, sigma: float, punctuated: bool) -> np.ndarray:
     """``f`` for each row of ``exists`` [P, n] (rows with no existing offset are all zero)."""
@@ -84,10 +82,7 @@ class StencilBase(ContextualMechanism):
         uidx = np.empty(len(upos), dtype=np.int64)
         uidx[inv] = idx
         v, defined = self.quasi_embeddings(seg, upos)
-        best = np.empty(len(upos), dtype=np.int64)
-        for s in range(0, len(upos), CHUNK):
-            best[s : s + CHUNK] = self.space.nearest(v[s : s + CHUNK], k=1, exclude=uidx[s : s + CHUNK])[:, 0]
-        out = best[inv]
+        out = self.best_cosine(v, uidx)[inv]
         undefined = ~defined[inv]
         if undefined.any():  # uniform over V \ {x}
             r = rng.integers(0, self.space.size - 1, size=int(undefined.sum()))
@@ -102,8 +97,12 @@ class StencilBase(ContextualMechanism):
             row[i] = 0.0
             return row
         row = np.zeros(n, dtype=np.float64)
-        row[self.space.nearest(v, k=1, exclude=[i])[0, 0]] = 1.0
+        row[self.best_cosine(v, np.asarray([i]))[0]] = 1.0
         return row
+
+    def best_cosine(self, v: np.ndarray, exclude: np.ndarray) -> np.ndarray:
+        """Exact ``argmax_{t != exclude} cos(v, E[t])`` (bf16-prefiltered, :mod:`._fastnn`)."""
+        return best_match(v, self.space.normalized, (self.space.cache_key, "cosine"), exclude=exclude)
 
     def privacy(self) -> PrivacyClaim:
         return PrivacyClaim(

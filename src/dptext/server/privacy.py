@@ -58,25 +58,35 @@ class Perturber:
     def rng(self) -> np.random.Generator:
         return np.random.default_rng(self.seed)
 
-    def perturb(self, req: ChatRequest, rng: np.random.Generator | None = None) -> Perturbed:
-        """Upstream messages (public segments unchanged, private ones perturbed) and the report."""
-        rng = rng or self.rng()
+    def perturb(self, req: ChatRequest, rng: np.random.Generator | None = None,
+                blocking: bool = True) -> Perturbed | None:
+        """Upstream messages (public segments unchanged, private ones perturbed) and the report.
+
+        ``blocking=False`` returns None at once when another request holds the mechanism.
+        """
+        if not self.lock.acquire(blocking=blocking):
+            return None
+        try:
+            return self._perturb(req, rng or self.rng())
+        finally:
+            self.lock.release()
+
+    def _perturb(self, req: ChatRequest, rng: np.random.Generator) -> Perturbed:
         counts = {"perturbed": 0, "kept": 0, "dropped": 0}
         kept_by_policy = 0
         out = []
-        with self.lock:
-            for m in req.messages:
-                parts = []
-                for seg in m.segments:
-                    if not seg.private or not seg.text.strip():
-                        parts.append(seg.text)
-                        continue
-                    res = self.mech.perturb(seg.text, rng=rng)
-                    for k, v in res.counts().items():
-                        counts[k] += v
-                    kept_by_policy += len(res.kept_units())
-                    parts.append(res.text)
-                out.append({"role": m.role, "content": "".join(parts)})
+        for m in req.messages:
+            parts = []
+            for seg in m.segments:
+                if not seg.private or not seg.text.strip():
+                    parts.append(seg.text)
+                    continue
+                res = self.mech.perturb(seg.text, rng=rng)
+                for k, v in res.counts().items():
+                    counts[k] += v
+                kept_by_policy += len(res.kept_units())
+                parts.append(res.text)
+            out.append({"role": m.role, "content": "".join(parts)})
         report = {
             "mode": self.mode,
             "mechanism": self.mech.name,

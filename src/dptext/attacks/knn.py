@@ -3,7 +3,8 @@
 For an observed unit ``y``, rank the candidate inputs ``x`` (the mechanism's
 input domain) by ``d(x, y) = ‖φ(x) − φ(y)‖₂`` and guess the ``K`` nearest.
 ``skip_self`` drops ``y`` itself from the ranking (for mechanisms that never
-return ``x``, e.g. Stencil or the noise mapper).
+return ``x``, e.g. Stencil or the noise mapper); ``metric="cosine"`` ranks by
+cosine similarity instead (the nearest-neighbour attacker of paper 004).
 
 Speed: neighbour lists are computed once per distinct observed unit with one
 GEMM per chunk plus ``argpartition``; when the output support times the
@@ -17,18 +18,19 @@ import numpy as np
 
 from dptext import cache
 from dptext.attacks.base import Attack, Observed, register_attack
+from dptext.errors import DPTextError
 
 TABLE_LIMIT = 4e8  # |support| x |domain| distance entries for a precomputed table
 
 
 def top_k_rows(space, rows: np.ndarray, domain: np.ndarray, k: int, skip_self: bool,
-               chunk: int = 512) -> np.ndarray:
+               chunk: int = 512, metric: str = "euclidean") -> np.ndarray:
     """``[len(rows), k]`` domain indices nearest to each row unit (best first)."""
     k = min(k, len(domain) - (1 if skip_self else 0))
     out = np.empty((len(rows), k), dtype=np.int64)
     for s in range(0, len(rows), chunk):
         r = rows[s : s + chunk]
-        d = space.distances(r, domain)
+        d = space.distances(r, domain) if metric == "euclidean" else -space.cosine(r, domain)
         if skip_self:
             d[r[:, None] == domain[None, :]] = np.inf
         part = np.argpartition(d, k - 1, axis=1)[:, :k]
@@ -39,10 +41,16 @@ def top_k_rows(space, rows: np.ndarray, domain: np.ndarray, k: int, skip_self: b
 
 @register_attack("knn")
 class KNNAttack(Attack):
-    def __init__(self, mechanism, *, k: int = 5, skip_self: bool = False, precompute: bool | None = None,
-                 progress=None) -> None:
+    default_skip_self = False
+    default_metric = "euclidean"
+
+    def __init__(self, mechanism, *, k: int = 5, skip_self: bool | None = None, metric: str | None = None,
+                 precompute: bool | None = None, progress=None) -> None:
         super().__init__(mechanism, k=k, progress=progress)
-        self.skip_self = bool(skip_self)
+        self.skip_self = bool(self.default_skip_self if skip_self is None else skip_self)
+        self.metric = metric or self.default_metric
+        if self.metric not in ("euclidean", "cosine"):
+            raise DPTextError(f"unknown metric {self.metric!r}; choose euclidean or cosine")
         self.domain = np.flatnonzero(mechanism.input_mask)
         self.support = np.flatnonzero(mechanism.output_mask | mechanism.input_mask)
         self.precompute = precompute
@@ -55,13 +63,13 @@ class KNNAttack(Attack):
             pre = len(self.support) * len(self.domain) <= TABLE_LIMIT
         if not pre:
             return
-        key = cache.key_of("knn", self.space.name, self.space.cache_key, self.k, self.skip_self,
+        key = cache.key_of("knn", self.space.name, self.space.cache_key, self.k, self.skip_self, self.metric,
                            cache.key_of(self.domain.tolist()), cache.key_of(self.support.tolist()))
         path = cache.entry_path("attacks", "knn-" + self.space.name, key, ".npy")
         if path.exists():
             table = np.asarray(cache.load_npy(path, mmap=False))
         else:
-            table = top_k_rows(self.space, self.support, self.domain, self.k, self.skip_self)
+            table = top_k_rows(self.space, self.support, self.domain, self.k, self.skip_self, metric=self.metric)
             cache.save_npy(path, table.astype(np.int32))
         self.table = np.full((self.space.size, table.shape[1]), -1, dtype=np.int64)
         self.table[self.support] = table
@@ -73,7 +81,7 @@ class KNNAttack(Attack):
         uniq, inv = np.unique(ids, return_inverse=True)
         todo = np.asarray([u for u in uniq.tolist() if u not in self._memo], dtype=np.int64)
         if len(todo):
-            rows = top_k_rows(self.space, todo, self.domain, self.k, self.skip_self)
+            rows = top_k_rows(self.space, todo, self.domain, self.k, self.skip_self, metric=self.metric)
             self._memo.update(zip(todo.tolist(), rows))
         return np.stack([self._memo[u] for u in uniq.tolist()])[inv]
 

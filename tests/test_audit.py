@@ -14,7 +14,7 @@ from dptext.mechanisms.rantext import RanText
 from dptext.mechanisms.registry import MECHANISMS
 from dptext.mechanisms.santext import SanText
 from dptext.metrics._scopes import max_log_ratio
-from dptext.metrics.audit import audit_mechanism, goodness_of_fit
+from dptext.metrics.audit import audit_mechanism, binned_counts, goodness_of_fit
 
 EPS = 3.0
 
@@ -67,6 +67,15 @@ def test_max_log_ratio_closed_form():
     assert max_log_ratio(p, np.array([0.5, 0.5, 0.0, 0.0]))[0] == math.inf  # supports differ
     assert max_log_ratio(p, np.array([0.5, 0.5, 0.0, 0.0]), np.array([1, 1, 0, 0], bool))[0] == pytest.approx(
         math.log(2))
+
+
+def test_binned_counts_hand_computed():
+    expected = np.array([10, 3, 2.5, 1, 1, 1, 0.5, 0.5, 0, 0.5])
+    counts = np.arange(10.0)
+    obs, exp = binned_counts(counts, expected)
+    # 10 alone; small cells by decreasing expectation: {3, 2.5} = 5.5 closes a bin; the tail
+    # {1, 1, 1, 0.5, 0.5, 0.5} = 4.5 < 5 joins it; the zero-probability cell (count 8) is left out
+    assert exp.tolist() == [10.0, 10.0] and obs.tolist() == [0.0, 1 + 2 + 3 + 4 + 5 + 6 + 7 + 9]
 
 
 def test_goodness_of_fit_detects_a_wrong_sampler():

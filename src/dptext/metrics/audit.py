@@ -10,7 +10,7 @@
 2. the **unrestricted worst case**: the same log-ratio over all pairs of ``M`` uniformly
    drawn inputs (``∞`` where supports differ), reported beside ``claim.bound``, not judged;
 3. a **goodness-of-fit** check of the sampler against ``transition``: Pearson's chi-square
-   on ``samples`` draws per unit, cells with expected count < 5 pooled, any draw outside
+   on ``samples`` draws per unit, cells with expected count < 5 binned, any draw outside
    the support failing outright; Bonferroni level ``alpha / units``.
 
 The audit passes when the in-scope value is at most the claim plus ``tolerance`` (absolute,
@@ -127,9 +127,40 @@ def _finite(obj):
 
 
 # ----- goodness of fit -------------------------------------------------------------------------------------
+def binned_counts(counts: np.ndarray, expected: np.ndarray, min_expected: float = 5.0
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Chi-square cells: outputs with expected count ``>= min_expected`` alone; the others, in
+    order of decreasing probability, merged greedily into bins of expected count ``>= min_expected``
+    (a short last bin joins the one before), so near-uniform rows keep many cells and the test
+    keeps its power in the tail. Zero-probability outputs are left out."""
+    big = expected >= min_expected
+    obs, exp = list(counts[big]), list(expected[big])
+    small = np.flatnonzero(~big & (expected > 0))
+    order = small[np.argsort(-expected[small], kind="stable")]
+    acc_e = acc_o = 0.0
+    n_small = 0
+    for e, o in zip(expected[order].tolist(), counts[order].tolist()):
+        acc_e += e
+        acc_o += o
+        if acc_e >= min_expected:
+            exp.append(acc_e)
+            obs.append(acc_o)
+            acc_e = acc_o = 0.0
+            n_small += 1
+    if acc_e > 0 or acc_o > 0:  # short tail: join the last small bin (or stand alone)
+        if n_small:
+            exp[-1] += acc_e
+            obs[-1] += acc_o
+        else:
+            exp.append(acc_e)
+            obs.append(acc_o)
+    return np.asarray(obs, dtype=np.float64), np.asarray(exp, dtype=np.float64)
+
+
 def goodness_of_fit(mech, x, samples: int, rng: np.random.Generator, row: np.ndarray | None = None,
                     alpha: float = 1e-3, support_slack: float | None = None) -> GofResult:
-    """Pearson chi-square of ``samples`` sampler draws for unit ``x`` against ``transition(x)``.
+    """Pearson chi-square of ``samples`` sampler draws for unit ``x`` against ``transition(x)``
+    (cells from :func:`binned_counts`).
 
     Draws where the row is 0 fail the test outright, except a share ``support_slack`` of them
     when the row is numerically integrated (default ``1/integration_points`` for mechanisms
@@ -146,21 +177,14 @@ def goodness_of_fit(mech, x, samples: int, rng: np.random.Generator, row: np.nda
         support_slack = 1.0 / pts if pts else 0.0
     outside = int(counts[p <= 0].sum())
     n = samples - outside
-    expected = p * n
-    big = expected >= 5.0
-    obs, exp = list(counts[big]), list(expected[big])
-    rest = ~big & (p > 0)
-    if expected[rest].sum() > 0:
-        obs.append(counts[rest].sum())
-        exp.append(expected[rest].sum())
+    obs, exp = binned_counts(counts, p * n)
     unit = mech.space.units[i]
     if outside > support_slack * samples:
         return GofResult(unit, samples, float("inf"), len(obs) - 1, 0.0, outside, False)
     if len(obs) < 2:
         return GofResult(unit, samples, 0.0, 0, 1.0, outside, True)
-    obs_a, exp_a = np.asarray(obs), np.asarray(exp)
-    exp_a *= obs_a.sum() / exp_a.sum()
-    res = stats.chisquare(obs_a, exp_a)
+    exp = exp * (obs.sum() / exp.sum())
+    res = stats.chisquare(obs, exp)
     pv = float(res.pvalue)
     return GofResult(unit, samples, float(res.statistic), len(obs) - 1, pv, outside, pv >= alpha)
 

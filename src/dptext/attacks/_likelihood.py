@@ -7,7 +7,8 @@ candidate inputs, for each distinct observed ``y``. Two modes:
 * table: when ``|candidates| x |output support|`` fits the memory budget, all
   rows are computed once (set-up, with a progress bar) and cached on disk as
   ``.npy`` keyed by the mechanism's settings, the space, the candidates and a
-  fingerprint row; a column is then a gather;
+  fingerprint row; the table is stored transposed (``[y, x]``) so that the
+  column of an observed ``y`` is one contiguous row gather;
 * stream: otherwise, each batch of new distinct ``y`` costs one pass over the
   candidate rows, keeping only the needed columns (memoised per ``y``).
 
@@ -51,7 +52,7 @@ class Likelihood:
 
     def _key(self) -> str:
         probe = transition_rows(self.mech, self.cand[:1])[0] if len(self.cand) else np.zeros(1)
-        return cache.key_of("likelihood", 2, self.mech.settings(), self.space.cache_key,
+        return cache.key_of("likelihood", 3, self.mech.settings(), self.space.cache_key,
                             cache.key_of(self.cand.tolist()), cache.key_of(self.support.tolist()),
                             np.round(probe[self.support][:256], 12).tolist())
 
@@ -63,27 +64,27 @@ class Likelihood:
         if path.exists():
             self.table = np.asarray(cache.load_npy(path, mmap=False))
             return
-        table = np.empty((len(self.cand), len(self.support)), dtype=np.float32)
+        table = np.empty((len(self.support), len(self.cand)), dtype=np.float32)
         task = self._bar(len(self.cand), "transition rows")
         for s in range(0, len(self.cand), self.chunk):
             part = self.cand[s : s + self.chunk]
-            table[s : s + len(part)] = transition_rows(self.mech, part)[:, self.support]
+            table[:, s : s + len(part)] = transition_rows(self.mech, part)[:, self.support].T
             if task is not None:
                 self.progress.advance(task, len(part))
         cache.save_npy(path, table)
         self.table = table
 
     def columns(self, ys: np.ndarray) -> np.ndarray:
-        """``[|candidates|, len(ys)]`` with ``Pr(y_j | candidate_i)``; zero for ``y`` outside the support."""
+        """``[len(ys), |candidates|]`` with ``Pr(y_j | candidate_i)``; zero for ``y`` outside the support."""
         ys = np.asarray(ys, dtype=np.int64)
         cols = self.col_of[ys]
-        out = np.zeros((len(self.cand), len(ys)), dtype=np.float32)
+        out = np.zeros((len(ys), len(self.cand)), dtype=np.float32)
         ok = cols >= 0
         if not ok.any():
             return out
         if not self.streaming:
             self.build()
-            out[:, ok] = self.table[:, cols[ok]]
+            out[ok] = self.table[cols[ok]]
             return out
         need = np.unique(ys[ok])
         need = need[[int(y) not in self.memo for y in need.tolist()]]
@@ -98,5 +99,5 @@ class Likelihood:
             for j, y in enumerate(need.tolist()):
                 self.memo[y] = block[:, j].copy()
         for j in np.flatnonzero(ok).tolist():
-            out[:, j] = self.memo[int(ys[j])]
+            out[j] = self.memo[int(ys[j])]
         return out

@@ -39,6 +39,29 @@ def unit_counts(space, texts) -> tuple[np.ndarray, int]:
     return counts, total
 
 
+def top_k(sc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Column indices and values of the ``k`` largest entries of each row, best first.
+
+    Small ``k``: ``k`` passes of ``argmax`` (much faster than ``argpartition`` on wide rows);
+    ties go to the lower index. ``sc`` is overwritten.
+    """
+    m = sc.shape[0]
+    if k > 32:
+        part = np.argpartition(-sc, k - 1, axis=1)[:, :k]
+        val = np.take_along_axis(sc, part, axis=1)
+        order = np.argsort(-val, axis=1, kind="stable")
+        return np.take_along_axis(part, order, axis=1), np.take_along_axis(val, order, axis=1)
+    rows = np.arange(m)
+    idx = np.empty((m, k), dtype=np.int64)
+    val = np.empty((m, k), dtype=sc.dtype)
+    for j in range(k):
+        a = sc.argmax(axis=1)
+        idx[:, j] = a
+        val[:, j] = sc[rows, a]
+        sc[rows, a] = -np.inf
+    return idx, val
+
+
 class _BayesBase(Attack):
     """Shared ranking machinery: ``score(x, y) = Pr(y|x) · prior(x)`` over candidates."""
 
@@ -61,7 +84,7 @@ class _BayesBase(Attack):
     def top(self, ids: np.ndarray, prior: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` candidates (space indices, -1 = none) and scores for each observed index.
 
-        Scores are ``Pr(y|x)·prior(x)`` (zero-score candidates are reported as -1).
+        Scores are ``Pr(y|x)·prior(x)/max prior`` (zero-score candidates are reported as -1).
         """
         ids = np.asarray(ids, dtype=np.int64)
         out_i = np.full((len(ids), k), -1, dtype=np.int64)
@@ -70,14 +93,9 @@ class _BayesBase(Attack):
         if not len(ok):
             return out_i, out_s
         uniq, inv = np.unique(ids[ok], return_inverse=True)
-        cols = self.lik.columns(uniq).astype(np.float64)  # [|X|, m]
-        sc = cols * prior[self.cand][:, None]
+        sc = self.lik.columns(uniq) * self.prior_c(prior)[None, :]  # [m, |X|]
         kk = min(k, len(self.cand))
-        part = np.argpartition(-sc, kk - 1, axis=0)[:kk]  # [kk, m]
-        psc = np.take_along_axis(sc, part, axis=0)
-        order = np.argsort(-psc, axis=0, kind="stable")
-        part = np.take_along_axis(part, order, axis=0).T  # [m, kk]
-        psc = np.take_along_axis(psc, order, axis=0).T
+        part, psc = top_k(sc, kk)
         idx = np.where(psc > 0, self.cand[part], -1)
         out_i[ok, :kk] = idx[inv]
         out_s[ok, :kk] = psc[inv]
@@ -85,6 +103,16 @@ class _BayesBase(Attack):
 
     def _prior(self, obs: Observed) -> np.ndarray:
         return self.prior
+
+    def prior_c(self, prior: np.ndarray) -> np.ndarray:
+        """The prior over the candidates, scaled to max 1 (ranking-invariant), as float32.
+
+        Scores are computed in float32 (several times faster than float64 on wide rows);
+        scaling the prior keeps the best scores far from float32 underflow.
+        """
+        pc = np.asarray(prior, dtype=np.float64)[self.cand]
+        top = pc.max() if len(pc) else 0.0
+        return (pc / top if top > 0 else pc).astype(np.float32)
 
     def rank(self, obs: Observed):
         ids = self.space.lookup_many(obs.observed)

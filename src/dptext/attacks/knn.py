@@ -58,6 +58,7 @@ class KNNAttack(Attack):
         self._memo: dict[int, np.ndarray] = {}
 
     def _fit(self, shadow, rng) -> None:
+        self.unit_array  # noqa: B018 (built once, during set-up)
         pre = self.precompute
         if pre is None:
             pre = len(self.support) * len(self.domain) <= TABLE_LIMIT

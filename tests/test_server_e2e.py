@@ -250,6 +250,32 @@ def test_adversarial_inputs_leak_no_raw_private_text(llama):
     assert b"\x1b" not in b"".join(rec.bodies()) and b"\\u001b" not in b"".join(rec.bodies())
 
 
+# ----- refusals seen through the SDK ----------------------------------------------------------------------------------
+def test_sdk_sees_401_413_429_and_nothing_leaves(llama):
+    SECRETS.append("Octavia")
+    limits = {"max_body_bytes": 65536, "burst": 3, "requests_per_minute": 0.01}
+    msg = [{"role": "user", "content": "Octavia Butler's medical file."}]
+    with recording_server(upstream=llama) as rec, proxy(rec.url, limits=limits) as (url, _):
+        bad = openai.OpenAI(base_url=url, api_key="sk-wrong", max_retries=0, timeout=30)
+        with pytest.raises(openai.AuthenticationError) as e:
+            bad.chat.completions.create(model="x", messages=msg, max_tokens=1)
+        assert e.value.status_code == 401 and e.value.body["code"] == "invalid_api_key"
+        r = httpx.post(url + "/chat/completions", json={"model": "x", "messages": msg}, trust_env=False)
+        assert r.status_code == 401 and r.json()["error"]["code"] == "missing_api_key"
+        huge = [{"role": "user", "content": "Octavia " * 100_000}]  # 800 kB > 64 kB limit
+        with pytest.raises(openai.APIStatusError) as e:
+            client(url).chat.completions.create(model="x", messages=huge, max_tokens=1)
+        assert e.value.status_code == 413 and e.value.body["code"] == "request_too_large"
+        c = client(url)
+        for _ in range(2):  # burst of 3: the 413 above spent one token
+            c.chat.completions.create(model="x", messages=msg, max_tokens=1)
+        with pytest.raises(openai.RateLimitError) as e:
+            c.chat.completions.create(model="x", messages=msg, max_tokens=1)
+        assert e.value.status_code == 429 and int(e.value.response.headers["retry-after"]) >= 1
+    assert len(rec.chat_requests()) == 2
+    assert b"Octavia" not in b"".join(rec.bodies())
+
+
 # ----- upstream failures: clear errors, no leak, no hang ------------------------------------------------------------
 def _ask(url, stream=False):
     return client(url, timeout=60).chat.completions.create(

@@ -70,6 +70,13 @@ def test_config_errors_are_one_line(over, match):
     assert "\n" not in str(e.value)
 
 
+def test_bad_mechanism_settings_stop_start_up():
+    with pytest.raises(DPTextError, match="unknown mechanism"):
+        Perturber(make_cfg(privacy={"mechanism": "nope"}))
+    with pytest.raises(DPTextError, match="privacy.options"):
+        Perturber(make_cfg(privacy={"options": {"no_such_option": 1}}))
+
+
 def test_config_file_errors(tmp_path):
     with pytest.raises(DPTextError, match="not found"):
         load_config(tmp_path / "nope.yaml")

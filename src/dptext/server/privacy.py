@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dptext.errors import DPTextError
 from dptext.server.config import ServerConfig
 from dptext.server.request import ChatRequest
 
@@ -49,8 +50,11 @@ class Perturber:
         p = cfg.privacy
         self.mode = cfg.mode
         self.seed = p.seed
-        self.mech = get_mechanism(p.mechanism, epsilon=p.epsilon, space=p.space, oov=p.oov, digits=p.digits,
-                                  punctuation=p.punctuation, seed=p.seed, **p.options)
+        try:
+            self.mech = get_mechanism(p.mechanism, epsilon=p.epsilon, space=p.space, oov=p.oov, digits=p.digits,
+                                      punctuation=p.punctuation, seed=p.seed, **p.options)
+        except TypeError as exc:  # an option the mechanism does not take
+            raise DPTextError(f"config privacy.options do not fit mechanism {p.mechanism!r}: {exc}") from None
         self.claim = self.mech.privacy().to_dict()
         self.lock = threading.Lock()
         self.mech.perturb("warm up")  # first call builds lazy tables before traffic arrives

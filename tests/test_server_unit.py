@@ -155,6 +155,9 @@ def test_parse_request_roles_and_refusals():
     assert [(m.role, [(s.text, s.private) for s in m.segments]) for m in req.messages] == [
         ("system", [("Be brief.", False)]), ("user", [("secret", True)]), ("assistant", [("ok", False)])]
     assert req.params == {"temperature": 0.5}  # user / metadata / name never forwarded
+    inferdpt = parse_request({"model": "x", "messages": [{"role": "assistant", "content": "ok"}]},
+                             make_cfg(mode="inferdpt"))
+    assert inferdpt.messages[0].segments[0].private  # answers rebuilt from raw text stay local
     tagged = parse_request({"model": "x", "messages": [
         {"role": "system", "content": "Address <private>Dr. Quill</private> formally."}]}, cfg)
     assert [(s.text, s.private) for s in tagged.messages[0].segments] == [

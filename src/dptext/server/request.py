@@ -9,6 +9,9 @@ Which text is private (the proxy's contract):
 * Without tags, the whole content of a message whose role is in
   ``privacy.private_roles`` (default: ``user``) is private; other roles
   (``system``, ``developer``, ``assistant``) pass as public instructions.
+  In ``mode: inferdpt`` assistant turns are always private: the proxy wrote
+  them locally from the raw text (in ``perturb`` mode they came from the
+  upstream, which has seen them already).
 
 Only an allowlist of sampling parameters is forwarded; fields that can carry
 free text upstream (``tools``, ``functions``, ``tool_calls``, non-text content
@@ -156,6 +159,8 @@ def parse_request(body, cfg: ServerConfig) -> ChatRequest:
     if len(msgs) > cfg.limits.max_messages:
         raise bad_request(f"too many messages ({len(msgs)} > {cfg.limits.max_messages})", param="messages")
     priv = set(cfg.privacy.private_roles)
+    if cfg.mode == "inferdpt":  # earlier answers were rebuilt locally from raw text: private too
+        priv.add("assistant")
     out = []
     for i, m in enumerate(msgs):
         where = f"messages[{i}]"

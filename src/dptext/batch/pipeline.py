@@ -124,8 +124,10 @@ def sanitize_corpus(input_path, output_path, *, mechanism: str, epsilon: float, 
         rej.close()
         eng.close()
     t_end = time.perf_counter()
-    if rej.count > SHOW_REJECTS:
-        log(f"dptext: ... {rej.count - SHOW_REJECTS} more rejected records, see {rej.path}")
+    if rej.count:
+        more = f"{rej.count - SHOW_REJECTS} more not shown; " if rej.count > SHOW_REJECTS else ""
+        log(f"dptext: {rej.count} records rejected ({more}they are in {rej.path} as raw, UNSANITIZED text: "
+            "keep that file private)")
     work = max(t_end - t_ready, 1e-9)
     return {
         "input": str(input_path), "output": str(output_path), "format": reader.format,

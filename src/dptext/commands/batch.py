@@ -33,8 +33,7 @@ def sanitize_corpus(
 ):
     """Sanitize every document of a corpus; other fields are kept, a privacy report is added per document.
 
-    Each document draws its noise from its own stream (child i of SeedSequence(seed)), so a seeded run
-    gives the same output on any engine and any number of workers. Prints a JSON summary.
+    Each document draws its noise from its own stream (child i of SeedSequence(seed)), so a seeded run gives the same output on any engine and any number of workers. Malformed records are reported with their line number and written to the rejects file (raw text: keep it private). Prints a JSON summary.
     """
     from dptext.batch import sanitize_corpus as run
 

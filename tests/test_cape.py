@@ -52,6 +52,15 @@ def test_bucket_probabilities_closed_form():
         np.testing.assert_allclose(row, expect, rtol=1e-12)
         assert row.sum() == pytest.approx(1.0)
         assert (counts[0] > 0).sum() == len(members)  # empty buckets dropped
+    # epsilon -> 0: every non-empty bucket equally likely; epsilon -> inf: the best bucket only
+    b, counts, probs = bucket_law(u, 1e-12, 1.5, 5)
+    nz = counts[0] > 0
+    np.testing.assert_allclose(probs[0][nz], 1.0 / nz.sum())
+    b, counts, probs = bucket_law(u, 1e6, 1.5, 5)
+    row = rows_from_law(b, counts, probs)[0]
+    top = b[0] == b[0].max()
+    np.testing.assert_allclose(row[top], 1.0 / top.sum())  # uniform inside the best bucket
+    assert row[~top].sum() == pytest.approx(0.0, abs=1e-12)
     # members of one bucket share one probability
     b, counts, probs = bucket_law(u, 2.0, 1.5, 4)
     row = rows_from_law(b, counts, probs)[0]
@@ -154,3 +163,25 @@ def test_device_windows_match_single_pass(device):
     early = pos[:15]  # inside the first window: same prefix, same logits
     np.testing.assert_allclose(small[early], full[early], atol=0.05)
     assert not np.allclose(small[-5:], full[-5:], atol=0.05)  # later windows see a shorter prefix
+
+
+def test_cli_cape_commands(device):
+    import json
+
+    from typer.testing import CliRunner
+
+    from dptext.cli import app
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["perturb", "-m", "cape", "-e", "4", "--seed", "3", "--json", CONTEXT])
+    assert out.exit_code == 0, out.output
+    res = json.loads(out.output[out.output.index("{"):])
+    assert res["privacy"]["unit_epsilon_max"] >= 4 and len(res["units"]) > 10
+    out = runner.invoke(app, ["transition", "biopsy", "-m", "cape", "-k", "3"])
+    assert out.exit_code == 0 and len(out.output.strip().splitlines()) >= 3
+    out = runner.invoke(app, ["context-transition", "biopsy", "-c", CONTEXT, "-p", "n_buckets=10", "-k", "2"])
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(app, ["cape-calibrate", "--json", "A short calibration sentence about the weather."])
+    assert out.exit_code == 0 and json.loads(out.output[out.output.index("{"):])["clip"] > 0
+    out = runner.invoke(app, ["context-transition", "fox", "-c", CONTEXT])
+    assert out.exit_code != 0

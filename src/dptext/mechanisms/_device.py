@@ -24,7 +24,7 @@ OpenMP waits passively unless ``OMP_WAIT_POLICY`` is set (see below), and
 llama.cpp's AMX weight-repacking kernels crash (SIGSEGV in
 ``ggml_backend_amx_mul_mat``) on CPUs that report AMX inside some VMs, so
 :func:`load_llama` loads models without extra buffer types unless
-``DPTEXT_LLAMA_EXTRA_BUFTS=1``.
+``DPTEXT_LLAMA_EXTRA_BUFTS=1`` (the switch lives in :mod:`dptext.llm.llamacpp`).
 """
 
 from __future__ import annotations
@@ -45,31 +45,16 @@ from dptext.text import Piece, Segmentation
 # 2 cores). libgomp reads this when llama.cpp is first loaded; an explicit setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-_PATCH_LOCK = threading.Lock()
-
-
 def load_llama(path: str, **kwargs):
-    """``llama_cpp.Llama(path, **kwargs)``, quiet, with the AMX repack workaround."""
-    import llama_cpp.llama_cpp as low
+    """``llama_cpp.Llama(path, **kwargs)``, quiet, without AMX extra buffers (see :mod:`dptext.llm.llamacpp`)."""
     from llama_cpp import Llama
 
+    from dptext.llm.llamacpp import disable_extra_buffers
+
     kwargs.setdefault("verbose", False)
-    if os.environ.get("DPTEXT_LLAMA_EXTRA_BUFTS") == "1":
+    disable_extra_buffers()  # no-op when DPTEXT_LLAMA_EXTRA_BUFTS=1
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
         return Llama(model_path=path, **kwargs)
-    with _PATCH_LOCK:
-        orig = low.llama_model_default_params
-
-        def no_extra_bufts():
-            params = orig()
-            params.use_extra_bufts = False
-            return params
-
-        low.llama_model_default_params = no_extra_bufts
-        try:
-            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
-                return Llama(model_path=path, **kwargs)
-        finally:
-            low.llama_model_default_params = orig
 
 
 def piece_byte_starts(seg: Segmentation) -> np.ndarray:

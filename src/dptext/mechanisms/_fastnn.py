@@ -4,13 +4,14 @@
 Euclidean nearest: ``⟨2q, e_t⟩ − ‖e_t‖²``). Scores are first computed with a
 bfloat16 GEMM (fp32 accumulation), several times faster than fp32 on CPUs
 with bf16 units. Rounding both inputs to bfloat16 (unit roundoff ``u = 2⁻⁸``)
-changes each product by at most ``(2u + u²)|q_j||e_j|``, so the approximate
-score is within ``δ = (2u + u² + N·2⁻²³)·‖q‖·max_t‖e_t‖`` of the exact one
-(Cauchy-Schwarz; the last term covers fp32 accumulation). Only units whose
-approximate score is within ``2δ`` of the best can win; when the ``k``
-approximate leaders contain all of them, the winner is found by rescoring
-those ``k`` in float64, otherwise the row falls back to a full float32 search.
-The result is the exact argmax (ties: lowest rescored score order).
+changes each product by at most ``(2u + u²)|q_j||e_tj|``, so the approximate
+score ``a_t`` is within ``r_t = c·‖q‖·‖e_t‖`` of the exact one, with
+``c = 2u + u² + N·2⁻²³`` (Cauchy-Schwarz; the last term covers fp32
+accumulation). Let ``S`` be the ``k`` units with the largest upper bounds
+``a_t + r_t``: every unit outside ``S`` scores at most the ``k``-th upper
+bound, so when that is below ``max_{j∈S} (a_j − r_j)`` the winner lies in
+``S`` and is found by rescoring ``S`` in float32 (as the full search). Rows where the test fails
+fall back to a full float32 search. The result is the exact argmax.
 """
 
 from __future__ import annotations
@@ -25,17 +26,18 @@ def _bf16_table(key, table: np.ndarray):
     import torch
 
     if key not in _TABLES:
+        norms = np.sqrt((table.astype(np.float64) ** 2).sum(axis=1)).astype(np.float32)
         _TABLES[key] = (torch.from_numpy(np.ascontiguousarray(table, dtype=np.float32)).to(torch.bfloat16),
-                        float(np.sqrt((table.astype(np.float64) ** 2).sum(axis=1)).max()))
+                        torch.from_numpy(norms))
     return _TABLES[key]
 
 
 def best_match(queries: np.ndarray, table: np.ndarray, key, *, bias: np.ndarray | None = None,
-               exclude: np.ndarray | None = None, k: int = 16) -> np.ndarray:
+               exclude: np.ndarray | None = None, k: int = 32) -> np.ndarray:
     """Exact ``argmax_t ⟨q_i, table_t⟩ + bias_t`` for each query, ``t != exclude[i]`` (-1: none)."""
     import torch
 
-    tb, emax = _bf16_table(key, table)
+    tb, norms = _bf16_table(key, table)
     q = np.ascontiguousarray(queries, dtype=np.float32)
     n, dim = table.shape
     k = min(k, n)
@@ -44,24 +46,26 @@ def best_match(queries: np.ndarray, table: np.ndarray, key, *, bias: np.ndarray 
     bias_t = None if bias is None else torch.from_numpy(np.asarray(bias, dtype=np.float32))
     for s in range(0, len(q), CHUNK):
         qs = q[s : s + CHUNK]
+        rows = np.arange(len(qs))
         approx = (torch.from_numpy(qs).to(torch.bfloat16) @ tb.T).float()
         if bias_t is not None:
             approx += bias_t
-        rows = np.arange(len(qs))
+        radq = torch.from_numpy((c * 1.001 * np.linalg.norm(qs.astype(np.float64), axis=1)).astype(np.float32))
+        upper = torch.addr(approx, radq, norms).add_(1e-6)  # a_t + r_t (with a margin for fp32 rounding)
         ex = None
         if exclude is not None:
             ex = np.asarray(exclude[s : s + CHUNK], dtype=np.int64)
             has = ex >= 0
-            approx[torch.from_numpy(rows[has]), torch.from_numpy(ex[has])] = -float("inf")
-        vals, cand = torch.topk(approx, k, dim=1)
-        vals, cand = vals.numpy(), cand.numpy()
-        delta = c * np.linalg.norm(qs.astype(np.float64), axis=1) * emax
-        safe = vals[:, -1] < vals[:, 0] - 2.0 * delta
-        if k == n:
-            safe[:] = True
-        exact = np.einsum("ij,ikj->ik", qs.astype(np.float64), table[cand].astype(np.float64))
+            upper[torch.from_numpy(rows[has]), torch.from_numpy(ex[has])] = -float("inf")
+        ub, cand = torch.topk(upper, k, dim=1)
+        lower = (torch.gather(approx, 1, cand) - radq[:, None] * norms[cand] - 1e-6).numpy()
+        ub, cand = ub.numpy(), cand.numpy()
+        if ex is not None:
+            lower[cand == ex[:, None]] = -np.inf
+        safe = (ub[:, -1] < lower.max(axis=1)) | (k == n)
+        exact = np.einsum("ij,ikj->ik", qs, table[cand])  # float32, as the full search
         if bias is not None:
-            exact += np.asarray(bias, dtype=np.float64)[cand]
+            exact += np.asarray(bias, dtype=np.float32)[cand]
         if ex is not None:
             exact[cand == ex[:, None]] = -np.inf
         res = cand[rows, exact.argmax(axis=1)]
@@ -76,3 +80,19 @@ def best_match(queries: np.ndarray, table: np.ndarray, key, *, bias: np.ndarray 
             res[bad] = full.argmax(axis=1)
         out[s : s + CHUNK] = res
     return out
+
+
+def fallback_rate(queries: np.ndarray, table: np.ndarray, key, *, bias=None, k: int = 32) -> float:
+    """Share of queries the prefilter cannot settle (diagnostics for benchmarks)."""
+    import torch
+
+    tb, norms = _bf16_table(key, table)
+    qs = np.ascontiguousarray(queries[:CHUNK], dtype=np.float32)
+    c = 2 * 2.0**-8 + 2.0**-16 + table.shape[1] * 2.0**-23
+    approx = (torch.from_numpy(qs).to(torch.bfloat16) @ tb.T).float()
+    if bias is not None:
+        approx += torch.from_numpy(np.asarray(bias, dtype=np.float32))
+    rad = torch.from_numpy((c * np.linalg.norm(qs, axis=1)).astype(np.float32))[:, None] * norms[None, :]
+    ub, cand = torch.topk(approx + rad, k, dim=1)
+    lower = torch.gather(approx, 1, cand) - torch.gather(rad, 1, cand)
+    return float((ub[:, -1] >= lower.max(dim=1).values).float().mean())

@@ -113,16 +113,20 @@ class NoiseMapper(Mechanism):
     def _nearest(self, q: np.ndarray, x: np.ndarray, radius: np.ndarray) -> np.ndarray:
         emb = self.space.embeddings
         nb_ids, nb_d = self.table.rows(x)
-        cand = np.concatenate([x[:, None], nb_ids.astype(np.int64)], axis=1)
-        diff = emb[cand] - q[:, None, :]
-        d = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
-        if self.exclude_original:
-            d[:, 0] = np.inf
-        j = d.argmin(axis=1)
-        best = cand[np.arange(len(x)), j]
-        dbest = d[np.arange(len(x)), j]
+        best = np.full(len(x), -1, dtype=np.int64)
         slack = 1e-4 * (1.0 + nb_d[:, -1])  # float32 rounding margin
-        unsafe = np.flatnonzero(dbest > nb_d[:, -1] - radius - slack)
+        near = np.flatnonzero(radius < nb_d[:, -1] - slack)  # otherwise the pruning test cannot pass
+        if len(near):
+            cand = np.concatenate([x[near, None], nb_ids[near].astype(np.int64)], axis=1)
+            diff = emb[cand] - q[near, None, :]
+            d = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+            if self.exclude_original:
+                d[:, 0] = np.inf
+            j = d.argmin(axis=1)
+            rows = np.arange(len(near))
+            ok = d[rows, j] <= nb_d[near, -1] - radius[near] - slack[near]
+            best[near[ok]] = cand[rows[ok], j[ok]]
+        unsafe = np.flatnonzero(best < 0)
         if len(unsafe):
             ex = x[unsafe] if self.exclude_original else None
             sp = self.space

@@ -223,3 +223,11 @@ def test_bench_sweep_cells_as_ray_tasks(ray_local, tmp_path):
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
     again = run_sweep(sweep, tmp_path / "ray", engine="ray", progress=False)
     assert again["computed"] == 0 and again["reused"] == 2  # resume works as with the local engine
+
+
+def test_bom_crlf_and_blank_lines_are_not_records(tmp_path):
+    src = tmp_path / "bom.jsonl"
+    src.write_bytes(b'\xef\xbb\xbf{"id": 1, "text": "hello world"}\r\n\r\n{"id": 2, "text": "good day"}\r\n')
+    summary = sanitize_corpus(src, tmp_path / "bom_out.jsonl", **MECH, workers=1, seed=0)
+    assert (summary["documents"], summary["rejected"], summary["blank_lines"]) == (2, 0, 1)
+    assert [r["id"] for r in _read_jsonl(tmp_path / "bom_out.jsonl")] == [1, 2]

@@ -105,6 +105,8 @@ class CorpusReader:
                 if not raw.strip():
                     self.blank_lines += 1
                     continue
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark is not data
+                    raw = raw[3:]
                 yield self._parse_line(index, lineno, raw.rstrip(b"\r\n"))
                 index += 1
 

@@ -70,6 +70,8 @@ def sanitize_corpus(input_path, output_path, *, mechanism: str, epsilon: float, 
     validate_spec(spec)
     if workers is not None and workers < 1:
         raise DPTextError(f"invalid --workers {workers}: must be >= 1")
+    if shard_size < 1:
+        raise DPTextError(f"invalid --shard-size {shard_size}: must be >= 1")
     entropy = root_entropy(seed)
     reader = CorpusReader(input_path, text_field, report_field)
     total = reader.count()

@@ -221,3 +221,15 @@ def test_cli_attack(tmp_path, corpora, capsys):
     assert "needs a shadow corpus" in capsys.readouterr().err
     assert main(["attack", "-m", "santext+", "-e", "2", "-a", "knn", "--private", str(tmp_path / "nope")]) == 2
     assert main(["attack", "-m", "santext+", "-e", "-1", "-a", "knn", "--private", str(priv)]) == 2
+
+
+def test_cli_attack_on_a_dataset(capsys):
+    pytest.importorskip("dptext.data")
+    from dptext.cli import main
+
+    rc = main(["attack", "-m", "rantext", "-e", "3", "-a", "knn", "--dataset", "tweets", "--n-units", "200",
+               "--n-shadow", "300", "--seed", "1", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["n_units"] == 200 and out["mechanism"] == "rantext"
+    assert main(["attack", "-m", "santext+", "-e", "3", "-a", "knn", "--dataset", "tweets", "--private", "x"]) == 2
+    assert main(["attack", "-m", "santext+", "-e", "3", "-a", "knn", "--dataset", "tweets", "--model", "m"]) == 2

@@ -77,14 +77,21 @@ class KNNAttack(Attack):
 
     def neighbours(self, ids: np.ndarray) -> np.ndarray:
         """Top-K domain indices for observed space indices ``ids`` (all >= 0)."""
-        if self.table is not None and (self.table[ids, 0] >= 0).all():
+        have = self.table[ids, 0] >= 0 if self.table is not None else np.zeros(len(ids), dtype=bool)
+        if have.all():
             return self.table[ids]
-        uniq, inv = np.unique(ids, return_inverse=True)
+        rest = ids[~have]
+        uniq, inv = np.unique(rest, return_inverse=True)
         todo = np.asarray([u for u in uniq.tolist() if u not in self._memo], dtype=np.int64)
         if len(todo):
             rows = top_k_rows(self.space, todo, self.domain, self.k, self.skip_self, metric=self.metric)
             self._memo.update(zip(todo.tolist(), rows))
-        return np.stack([self._memo[u] for u in uniq.tolist()])[inv]
+        lazy = np.stack([self._memo[u] for u in uniq.tolist()])[inv]
+        out = np.empty((len(ids), lazy.shape[1]), dtype=np.int64)
+        out[~have] = lazy
+        if have.any():
+            out[have] = self.table[ids[have]]
+        return out
 
     def rank(self, obs: Observed):
         ids = self.space.lookup_many(obs.observed)

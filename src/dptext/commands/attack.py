@@ -57,6 +57,9 @@ def attack(
     private: Optional[str] = typer.Option(None, "--private", help="Text file, one private sentence per line."),
     shadow: Optional[str] = typer.Option(None, "--shadow", help="Text file, one shadow sentence per line."),
     n_units: Optional[int] = typer.Option(None, "--n-units", help="Attack at most this many units."),
+    n_shadow: Optional[int] = typer.Option(None, "--n-shadow", help="Use at most this many shadow sentences."),
+    model: Optional[str] = typer.Option(None, "--model", help="LM for masked/llm/oracle attacks: .gguf path, "
+                                        "HF masked-LM directory (masked), or chat backend spec/URL (llm)."),
     k: int = typer.Option(5, "--k", "-k", help="K of ASR@K."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Fixed seed (experiments only; default OS entropy)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
@@ -67,8 +70,9 @@ def attack(
     eps = check_epsilon(epsilon)
     if k < 1:
         raise DPTextError(f"invalid --k {k}: must be >= 1")
-    if n_units is not None and n_units < 1:
-        raise DPTextError(f"invalid --n-units {n_units}: must be >= 1")
+    for flag, value in (("--n-units", n_units), ("--n-shadow", n_shadow)):
+        if value is not None and value < 1:
+            raise DPTextError(f"invalid {flag} {value}: must be >= 1")
     if attack_name.lower().replace("_", "-") not in ATTACKS:
         raise DPTextError(f"unknown attack {attack_name!r}; known attacks: {', '.join(sorted(ATTACKS))}")
     if dataset is not None and private is not None:
@@ -82,10 +86,18 @@ def attack(
         shad = read_sentences(shadow, "shadow") if shadow is not None else []
     else:
         raise DPTextError("no private text: give --private FILE (and --shadow FILE) or --dataset NAME")
+    if n_shadow is not None:
+        shad = shad[:n_shadow]
     rng = np.random.default_rng(seed)
+    options = {}
+    if model is not None:
+        key = {"masked": "model", "oracle": "model", "llm": "backend"}.get(attack_name.lower())
+        if key is None:
+            raise DPTextError(f"--model does not apply to attack {attack_name!r}")
+        options[key] = model
     with progress_bar() as prog:
         mech = build_mechanism(mechanism, eps, space, seed, priv, prog)
-        att = get_attack(attack_name, mech, k=k, progress=prog)
+        att = get_attack(attack_name, mech, k=k, progress=prog, **options)
         if att.needs_shadow and not shad:
             raise DPTextError(f"attack {att.name!r} needs a shadow corpus: give --shadow FILE")
         att.fit(shad, rng=rng)

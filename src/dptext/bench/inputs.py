@@ -36,7 +36,7 @@ class DocSet:
 def _load_dataset(name: str, params_json: str) -> DocSet:
     """Dataset params: ``path`` (a .txt/.jsonl file instead of a registered name), ``split``
     (``private`` by default; ``all`` = every item), ``split_seed`` (0), ``limit`` (first N items),
-    ``shadow_split`` (``shadow``; the adversary's corpus, ``null`` for none)."""
+    ``shadow_split`` (``shadow``; the adversary's corpus, ``null`` for none), ``shadow_limit``."""
     params = json.loads(params_json)
     try:
         from dptext.data import get_dataset
@@ -46,6 +46,7 @@ def _load_dataset(name: str, params_json: str) -> DocSet:
     split = params.pop("split", "private")
     seed = int(params.pop("split_seed", 0))
     shadow_split = params.pop("shadow_split", "shadow")
+    shadow_limit = params.pop("shadow_limit", None)
     path = params.pop("path", None)
     if params:
         raise DPTextError(f"dataset {name!r}: unknown option(s) {', '.join(sorted(params))}")
@@ -57,7 +58,10 @@ def _load_dataset(name: str, params_json: str) -> DocSet:
         raise DPTextError(f"dataset {name!r} split {split!r} is empty")
     shadow = None
     if shadow_split and split != "all":
-        shadow = ds.split(shadow_split, seed=seed).corpus()
+        sh = ds.split(shadow_split, seed=seed)
+        if shadow_limit is not None:
+            sh = sh.take(range(min(int(shadow_limit), len(sh))))
+        shadow = sh.corpus()
     return DocSet(name=name, documents=list(part.texts),
                   references=list(part.references) if part.references is not None else None,
                   labels=list(part.labels) if part.labels is not None else None,

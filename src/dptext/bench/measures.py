@@ -83,14 +83,40 @@ class CellContext:
         return list(seen)
 
     def observed(self, options: dict | None = None):
-        """What an attacker sees (``dptext.attacks.observe``), drawn once per set of options."""
+        """What an attacker sees, as a ``dptext.attacks.Observed``.
+
+        By default built from this cell's own perturbation (the metrics and the
+        attacks judge the same outputs, and a slow mechanism runs once); with
+        options (``repeats``, ``targets``, ``max_targets``) ``observe`` draws anew.
+        """
         key = repr(sorted((options or {}).items()))
         cache = self.__dict__.setdefault("_observed", {})
         if key not in cache:
-            from dptext.attacks import observe
+            from dptext.attacks import Observed, observe
 
-            cache[key] = observe(self.mechanism, self.docs.documents, rng=self.rng(f"observe{key}"),
-                                 **(options or {}))
+            if options:
+                cache[key] = observe(self.mechanism, self.docs.documents, rng=self.rng(f"observe{key}"),
+                                     **options)
+            else:
+                outputs, originals, wss, sent, pos, dropped = [], [], [], [], [], 0
+                for res in self.results:
+                    outs, origs, ws = [], [], []
+                    for r in res.units:
+                        if r.output is None:
+                            dropped += 1
+                            continue
+                        if r.action == "perturbed":
+                            sent.append(len(outputs))
+                            pos.append(len(outs))
+                        outs.append(r.output)
+                        origs.append(r.original)
+                        ws.append(r.ws)
+                    outputs.append(outs)
+                    originals.append(origs)
+                    wss.append(ws)
+                private = [p.text for d in self.docs.documents for p in self.mechanism.segment(d).pieces]
+                cache[key] = Observed(outputs, originals, wss, np.asarray(sent, dtype=np.int64),
+                                      np.asarray(pos, dtype=np.int64), private, dropped)
         return cache[key]
 
     def values(self, observe_options: dict | None = None) -> dict:

@@ -185,3 +185,33 @@ def test_cli_cape_commands(device):
     assert out.exit_code == 0 and json.loads(out.output[out.output.index("{"):])["clip"] > 0
     out = runner.invoke(app, ["context-transition", "fox", "-c", CONTEXT])
     assert out.exit_code != 0
+
+
+def test_masked_lm_device_extension(tmp_path):
+    """A real (tiny, randomly initialised) BERT masked LM plugged in as Cape's device on minilm-wordpiece."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    from dptext.mechanisms._device import TransformersMaskedLM
+
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64)
+    BertForMaskedLM(cfg).eval().save_pretrained(tmp_path)
+    dev = TransformersMaskedLM(str(tmp_path), max_len=16)
+    m = get_mechanism("cape", epsilon=5, space="minilm-wordpiece", device=dev, clip=10.0, seed=4)
+    text = "The biopsy results from the hospital were normal, so we celebrated with a long dinner downtown."
+    seg, pos, i = m.locate("hospital", text)
+    logits = dev.unit_logits(seg, np.asarray([pos]), m.space)
+    # the device scores position pos with exactly that position masked (window of max_len around it)
+    ids = m.space.token_ids[np.maximum(m.space.lookup_many([p.text for p in seg.pieces]), 0)]
+    s = min(max(0, pos - 7), max(0, len(ids) - 14))
+    inp = [101] + ids[s : s + 14].tolist() + [102]
+    inp[pos - s + 1] = 103
+    with torch.inference_mode():
+        ref = dev.model(input_ids=torch.tensor([inp])).logits[0, pos - s + 1].numpy()
+    np.testing.assert_allclose(logits[0], ref[m.space.token_ids], rtol=1e-5, atol=1e-5)
+    row = m.transition("hospital", context=text)
+    assert row.sum() == pytest.approx(1.0)
+    res = m.perturb(text)
+    assert res.privacy["claim"]["details"]["clip"] == 10.0 and "##" not in res.text

@@ -19,6 +19,9 @@ position ``pos[p]`` of the prompt given its context.
   position masked, both sides of context). Subclass it and implement
   :meth:`MaskedLMDevice.masked_logits`; pieces are mapped to device ids with
   ``space.token_ids`` (the ``minilm-wordpiece`` space carries WordPiece ids).
+  :class:`TransformersMaskedLM` implements it for a local Hugging Face masked
+  LM directory: ``get_mechanism("cape", space="minilm-wordpiece",
+  device=TransformersMaskedLM("/path/to/bert-base-uncased"), epsilon=...)``.
 
 OpenMP waits passively unless ``OMP_WAIT_POLICY`` is set (see below), and
 llama.cpp's AMX weight-repacking kernels crash (SIGSEGV in
@@ -193,3 +196,54 @@ class MaskedLMDevice(DeviceModel):
         tid = np.asarray(space.token_ids)
         ids = np.where(idx >= 0, tid[np.maximum(idx, 0)], self.unk_id)
         return np.asarray(self.masked_logits(ids, np.asarray(pos)), dtype=np.float32)[:, tid]
+
+
+class TransformersMaskedLM(MaskedLMDevice):
+    """A local Hugging Face masked LM (``AutoModelForMaskedLM``, BERT-uncased ids) as Cape's device.
+
+    ``model_dir`` is a local directory (nothing is downloaded). Each position is
+    scored in its own copy of the prompt with that position masked, wrapped in
+    ``[CLS] … [SEP]``; prompts longer than ``max_len`` are cut to a window around
+    the position. Use with the ``minilm-wordpiece`` space (same WordPiece ids).
+    """
+
+    name = "hf-masked-lm"
+
+    def __init__(self, model_dir: str, *, batch_size: int = 16, max_len: int = 512) -> None:
+        from transformers import AutoModelForMaskedLM
+
+        self.model_dir = str(model_dir)
+        try:
+            self.model = AutoModelForMaskedLM.from_pretrained(self.model_dir, local_files_only=True).eval()
+        except (OSError, ValueError) as exc:
+            raise DPTextError(f"cannot load a masked LM from {self.model_dir}: {exc}") from None
+        cfg = self.model.config
+        self.mask_id = int(getattr(cfg, "mask_token_id", None) or 103)
+        self.cls_id, self.sep_id = 101, 102
+        self.batch_size, self.max_len = int(batch_size), int(max_len)
+
+    def fingerprint(self) -> dict:
+        from pathlib import Path
+
+        files = sorted(p for p in Path(self.model_dir).iterdir() if p.suffix in (".safetensors", ".bin", ".json"))
+        return {"device": self.name, "files": [cache.file_fingerprint(p) for p in files]}
+
+    def masked_logits(self, token_ids: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        import torch
+
+        width = self.max_len - 2
+        n = len(token_ids)
+        rows, where = [], []
+        for p in np.asarray(positions, dtype=np.int64).tolist():
+            s = min(max(0, p - width // 2), max(0, n - width))
+            ids = [self.cls_id] + [int(t) for t in token_ids[s : s + width]] + [self.sep_id]
+            ids[p - s + 1] = self.mask_id
+            rows.append(ids)
+            where.append(p - s + 1)
+        out = []
+        with torch.inference_mode():
+            for b in range(0, len(rows), self.batch_size):
+                batch = torch.tensor(rows[b : b + self.batch_size])
+                logits = self.model(input_ids=batch).logits
+                out.append(logits[torch.arange(len(batch)), torch.tensor(where[b : b + self.batch_size])].float())
+        return torch.cat(out).numpy()

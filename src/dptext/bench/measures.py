@@ -114,9 +114,13 @@ class CellContext:
                     outputs.append(outs)
                     originals.append(origs)
                     wss.append(ws)
-                private = [p.text for d in self.docs.documents for p in self.mechanism.segment(d).pieces]
-                cache[key] = Observed(outputs, originals, wss, np.asarray(sent, dtype=np.int64),
-                                      np.asarray(pos, dtype=np.int64), private, dropped)
+                fields = {f.name for f in dataclasses.fields(Observed)}
+                kw = {"outputs": outputs, "originals": originals, "ws": wss, "dropped": dropped,
+                      "sent": np.asarray(sent, dtype=np.int64), "pos": np.asarray(pos, dtype=np.int64)}
+                if "private_units" in fields:
+                    kw["private_units"] = [p.text for d in self.docs.documents
+                                           for p in self.mechanism.segment(d).pieces]
+                cache[key] = Observed(**{k: v for k, v in kw.items() if k in fields})
         return cache[key]
 
     def values(self, observe_options: dict | None = None) -> dict:

@@ -141,12 +141,18 @@ class RanText(Mechanism):
         return np.maximum(k, 1)
 
     # ----- exact row -------------------------------------------------------------------------------
-    def transition(self, x) -> np.ndarray:
+    def transition(self, x, *, dstar: float | None = None) -> np.ndarray:
+        """``Pr(y|x)`` integrated over the d* quadrature, or conditioned on one ``dstar`` value.
+
+        The quadrature covers d* up to its ``1 − 1/(2·integration_points)`` quantile: units
+        reachable only through the extreme upper tail of d* get probability 0 here although
+        the sampler can (rarely) emit them.
+        """
         i = self.index_of(x)
         row = self._sorted_rows(np.asarray([i]))
         s = row["dist"][0].astype(np.float64)
         p_sorted = np.zeros_like(s)
-        grid = self.dstar_grid()
+        grid = self.dstar_grid() if dstar is None else np.asarray([float(dstar)])
         for start in range(0, len(grid), 256):
             d = grid[start : start + 256][:, None]
             w = np.where(s[None, :] < d, np.exp(-self.epsilon * s[None, :] / (2.0 * d)), 0.0)

@@ -157,20 +157,15 @@ def support_pairs(mech, pool: np.ndarray, n_pairs: int, rng, rows: RowCache) -> 
 
 
 def pinned_row(mech, x: int, dstar: float) -> np.ndarray:
-    """RANTEXT's own ``transition(x)`` with its ``d*`` quadrature pinned to the single point ``dstar``."""
-    saved = mech._grid
-    mech._grid = np.asarray([dstar], dtype=np.float64)
-    try:
-        return np.asarray(mech.transition(x), dtype=np.float64)
-    finally:
-        mech._grid = saved
+    """RANTEXT's own ``transition(x)`` conditioned on the single value ``dstar``."""
+    return np.asarray(mech.transition(x, dstar=dstar), dtype=np.float64)
 
 
 def random_set_pairs(mech, pool: np.ndarray, n_pairs: int, rng) -> list[PairValue]:
-    if not hasattr(mech, "_grid"):
+    if not hasattr(mech, "dstar_grid"):
         from dptext.errors import DPTextError
 
-        raise DPTextError(f"{mech.name}: cannot pin its d* quadrature (no _grid); the audit needs it")
+        raise DPTextError(f"{mech.name}: cannot condition its transition on d* (no dstar_grid); the audit needs it")
     grid = mech.dstar_grid()
     out = []
     tries = 0

@@ -140,9 +140,13 @@ class EmbeddingSpace(ABC):
     def distances(self, rows, cols=None) -> np.ndarray:
         """Euclidean distances ``d(rows[i], cols[j])`` as float32 (one GEMM).
 
-        ``cols=None`` means all of V. The distance of a unit to itself is exactly 0.
+        ``cols=None`` means all of V. The distance of a unit to itself is exactly 0. A row's
+        values do not depend on which other rows share the call (seeded runs reproduce
+        whatever order units are first met in).
         """
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        if len(rows) == 1:  # BLAS gemv rounds differently from gemm: keep every row batch-invariant
+            return self.distances(np.repeat(rows, 2), cols)[:1]
         e = self.embeddings
         ec = e if cols is None else e[cols]
         nc = self.sq_norms if cols is None else self.sq_norms[cols]

@@ -7,11 +7,8 @@ to it, keyed the same way (``spaces/<name>-mmap-<array>-<key>.npy``); workers
 then open them with ``np.load(mmap_mode="r")`` so the operating system keeps
 one copy of the pages for all processes on a machine.
 
-The private instance also gets a batch-invariant ``distances``: a one-row
-call is computed as a two-row GEMM. (numpy sends a 1-row product to BLAS
-``gemv``, whose float32 rounding differs from ``gemm``'s; RANTEXT sorts
-distance rows computed in whatever groups of new units a worker meets, so
-without this a seeded run could depend on which worker saw which unit first.)
+Seeded runs agree across workers because ``EmbeddingSpace.distances`` is
+batch-invariant (a row's values do not depend on which rows share the call).
 
 On a node that has no cache yet (e.g. a remote Ray worker) the space is built
 from its installed assets exactly as ``get_space`` would, then exported.
@@ -53,20 +50,7 @@ def load_space_mmap(name: str) -> EmbeddingSpace:
     paths = export_space(name)
     space = _fresh(name)
     space._arrays = {a: cache.load_npy(p, mmap=True) for a, p in paths.items()}
-    _batch_invariant_distances(space)
     return space
-
-
-def _batch_invariant_distances(space: EmbeddingSpace) -> None:
-    plain = space.distances
-
-    def distances(rows, cols=None):
-        rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
-        if len(rows) == 1:
-            return plain(np.repeat(rows, 2), cols)[:1]
-        return plain(rows, cols)
-
-    space.distances = distances
 
 
 def _fresh(name: str) -> EmbeddingSpace:

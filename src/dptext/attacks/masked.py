@@ -68,7 +68,7 @@ class MaskedInference(Attack):
         lead = " " if (p > 0 and ws[p]) else ""
         right = "".join(w + u for w, u in zip(ws[p + 1 : p + 1 + self.right_window],
                                                outs[p + 1 : p + 1 + self.right_window]))
-        prefix = lm.tokens(left)
+        prefix = lm.tokens(left)[-(lm.n_ctx // 2) :]  # long texts: the nearest left context only
         lp = lm.next_logprobs(prefix)
         mask = self._spaced if lead else self._bare
         lp = np.where(mask, lp, -np.inf)

@@ -105,13 +105,15 @@ def attack(
         if obs.n_targets == 0:
             raise DPTextError("the mechanism perturbed no unit of the private text; nothing to attack")
         report = att.evaluate(obs, k=k)
-    out = {**report.to_dict(), "mechanism": mech.name, "epsilon": eps, "space": mech.space.name,
+    mech_eps = getattr(mech, "epsilon", None)  # None for mechanisms without a privacy parameter (mappers)
+    out = {**report.to_dict(), "mechanism": mech.name, "epsilon": mech_eps, "space": mech.space.name,
            "bound": att.is_bound}
     if as_json:
         print_json(out)
         return
     what = "bound" if att.is_bound else "attack"
-    typer.echo(f"{what} {att.name} vs {mech.name} (epsilon={eps:g}, space={mech.space.name}): "
+    eps_text = "n/a" if mech_eps is None else f"{mech_eps:g}"
+    typer.echo(f"{what} {att.name} vs {mech.name} (epsilon={eps_text}, space={mech.space.name}): "
                f"{report.n_units} units attacked")
     typer.echo(f"ASR@1  {report.asr_at_1:.4f} ({report.success_at_1}/{report.n_units})  "
                f"protection {report.protection_at_1:.4f}")

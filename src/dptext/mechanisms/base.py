@@ -128,6 +128,11 @@ class Mechanism(ABC):
     def transition(self, x) -> np.ndarray:
         """``Pr(y | x)`` for every ``y`` in the space's vocabulary (float64, sums to 1)."""
 
+    def transition_rows(self, ids) -> np.ndarray:
+        """Rows for many input indices, ``[len(ids), |V|]`` (mechanisms override with a batched form)."""
+        return np.stack([self.transition(int(i)) for i in np.asarray(ids)]) if len(ids) else \
+            np.zeros((0, self.space.size))
+
     @abstractmethod
     def privacy(self) -> PrivacyClaim:
         """The guarantee this mechanism claims (SPEC 5)."""

@@ -123,9 +123,11 @@ class CusText(Mechanism):
 
     def _list_probs(self) -> np.ndarray:
         s = self.sims
-        lo, hi = np.nanmin(s, axis=1, keepdims=True), np.nanmax(s, axis=1, keepdims=True)
-        span = np.where(hi - lo > 0, hi - lo, 1.0)
-        s_hat = np.where(hi - lo > 0, (s - lo) / span, 0.0)  # degenerate list: uniform
+        valid = ~np.isnan(s)  # rows of units outside V are all padding
+        lo = np.where(valid, s, np.inf).min(axis=1, keepdims=True)
+        hi = np.where(valid, s, -np.inf).max(axis=1, keepdims=True)
+        spread = np.where(valid.any(axis=1, keepdims=True), hi - lo, 0.0)
+        s_hat = np.where(spread > 0, (s - lo) / np.where(spread > 0, spread, 1.0), 0.0)  # degenerate: uniform
         logit = 0.5 * self.epsilon * s_hat
         w = np.where(np.isnan(s), 0.0, np.exp(logit - 0.5 * self.epsilon))  # ŝ ≤ 1: exponents ≤ 0
         tot = w.sum(axis=1, keepdims=True)
@@ -146,11 +148,16 @@ class CusText(Mechanism):
         return self.lists[idx, j]
 
     def transition(self, x) -> np.ndarray:
-        i = self.index_of(x)
-        row = np.zeros(self.space.size, dtype=np.float64)
-        ok = self.lists[i] >= 0
-        row[self.lists[i][ok]] = self.probs[i][ok]
-        return row
+        return self.transition_rows(np.asarray([self.index_of(x)]))[0]
+
+    def transition_rows(self, ids) -> np.ndarray:
+        """Rows ``Pr(·|x)`` for many input indices at once, ``[len(ids), |V|]``."""
+        ids = np.asarray(ids, dtype=np.int64)
+        rows = np.zeros((len(ids), self.space.size), dtype=np.float64)
+        lst = self.lists[ids]
+        r, c = np.nonzero(lst >= 0)
+        rows[r, lst[r, c]] = self.probs[ids][r, c]
+        return rows
 
     def privacy(self) -> PrivacyClaim:
         scope = ("ε-DP between inputs that share a candidate list (exponential mechanism over min-max scaled "

@@ -88,13 +88,17 @@ class SanText(Mechanism):
         return out
 
     def transition(self, x) -> np.ndarray:
-        i = self.index_of(x)
-        row = np.zeros(self.space.size, dtype=np.float64)
-        row[self.v_s] = self._probs(np.asarray([i]))[0]
-        if not self.sensitive[i]:
-            row *= self.p
-            row[i] += 1.0 - self.p
-        return row
+        return self.transition_rows(np.asarray([self.index_of(x)]))[0]
+
+    def transition_rows(self, ids) -> np.ndarray:
+        """Rows ``Pr(·|x)`` for many input indices at once (one GEMM), ``[len(ids), |V|]``."""
+        ids = np.asarray(ids, dtype=np.int64)
+        rows = np.zeros((len(ids), self.space.size), dtype=np.float64)
+        rows[:, self.v_s] = self._probs(ids)
+        keep = ~self.sensitive[ids]
+        rows[keep] *= self.p
+        rows[np.flatnonzero(keep), ids[keep]] += 1.0 - self.p
+        return rows
 
     def privacy(self) -> PrivacyClaim:
         d_max = self.space.d_max

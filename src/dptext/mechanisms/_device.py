@@ -83,6 +83,13 @@ class DeviceModel(ABC):
     def unit_logits(self, seg: Segmentation, pos: np.ndarray, space) -> np.ndarray:
         """``[len(pos), |V|]`` float32: logit of every unit of ``space`` at each position."""
 
+    def iter_unit_logits(self, seg: Segmentation, pos: np.ndarray, space, chunk: int = 64):
+        """``(indices into pos, logits)`` in chunks of at most ``chunk`` positions (bounded memory)."""
+        pos = np.asarray(pos, dtype=np.int64)
+        for s in range(0, len(pos), chunk):
+            w = np.arange(s, min(s + chunk, len(pos)))
+            yield w, self.unit_logits(seg, pos[w], space)
+
 
 class CausalLlamaDevice(DeviceModel):
     name = "smollm2-llama.cpp"
@@ -139,41 +146,50 @@ class CausalLlamaDevice(DeviceModel):
             self._cands[space.cache_key] = ids
         return self._cands[space.cache_key]
 
-    def token_rows(self, tokens: list[int], rows: np.ndarray) -> np.ndarray:
-        """Logits ``[len(rows), n_vocab]`` predicting ``tokens[r]`` from ``tokens[:r]`` (after BOS)."""
-        m = self.model
-        bos = m.token_bos()
-        out = np.empty((len(rows), m.n_vocab()), dtype=np.float32)
-        step = self.n_ctx - 1 - self.overlap
-        with self._lock:
-            for s in range(0, max(1, len(tokens)), step):
-                want = np.flatnonzero((rows >= s) & (rows < s + step))
-                if not len(want):
-                    continue
-                c0 = max(0, s - self.overlap)
-                end = min(len(tokens), s + step, int(rows[want].max()) + 1)
-                m.reset()
-                m.eval([bos] + list(tokens[c0:end]))
-                out[want] = m.scores[rows[want] - c0]
-        return out
-
-    def unit_logits(self, seg: Segmentation, pos: np.ndarray, space) -> np.ndarray:
+    def align(self, seg: Segmentation, pos: np.ndarray):
+        """Device tokens of the prompt, the token row of each position, and its leading-space flag."""
         from dptext.spaces.smollm2 import vocab_model
 
-        pos = np.asarray(pos, dtype=np.int64)
-        text = seg.join().encode("utf-8")
         tok = vocab_model(self.path)
-        tokens = tok.tokenize(text, add_bos=False, special=False)
+        tokens = tok.tokenize(seg.join().encode("utf-8"), add_bos=False, special=False)
         pieces = [tok.detokenize([t]) for t in tokens]
         tstart = np.concatenate([[0], np.cumsum([len(b) for b in pieces])[:-1]]).astype(np.int64)
         b = piece_byte_starts(seg)[pos]
         j = np.clip(np.searchsorted(tstart, b, side="right") - 1, 0, max(0, len(tokens) - 1))
         spaced = np.asarray([pieces[k][:1] == b" " and tstart[k] + 1 == bb for k, bb in zip(j, b)], dtype=bool)
-        uj, inv = np.unique(j, return_inverse=True)
-        scores = self.token_rows(tokens, uj)[inv]
+        return tokens, j, spaced
+
+    def iter_unit_logits(self, seg: Segmentation, pos: np.ndarray, space, chunk: int = 64):
+        """One device pass per window of ``n_ctx`` tokens; yields ``(indices into pos, logits)`` chunks."""
+        pos = np.asarray(pos, dtype=np.int64)
+        if not len(pos):
+            return
+        tokens, j, spaced = self.align(seg, pos)
         cand = self.candidate_ids(space)
-        ids = np.where(spaced[:, None], cand[None, :, 0], cand[None, :, 1])
-        return np.take_along_axis(scores, ids, axis=1)
+        m = self.model
+        step = self.n_ctx - 1 - self.overlap
+        for s in range(0, max(1, len(tokens)), step):
+            want = np.flatnonzero((j >= s) & (j < s + step))
+            if not len(want):
+                continue
+            c0 = max(0, s - self.overlap)
+            end = min(len(tokens), s + step, int(j[want].max()) + 1)
+            with self._lock:
+                m.reset()
+                m.eval([m.token_bos()] + list(tokens[c0:end]))
+                scores = m.scores[: end - c0]
+                parts = []
+                for a in range(0, len(want), chunk):
+                    w = want[a : a + chunk]
+                    ids = np.where(spaced[w, None], cand[None, :, 0], cand[None, :, 1])
+                    parts.append((w, np.take_along_axis(scores[j[w] - c0], ids, axis=1)))
+            yield from parts
+
+    def unit_logits(self, seg: Segmentation, pos: np.ndarray, space) -> np.ndarray:
+        out = np.empty((len(pos), space.size), dtype=np.float32)
+        for w, logits in self.iter_unit_logits(seg, pos, space, chunk=len(pos) or 1):
+            out[w] = logits
+        return out
 
 
 class MaskedLMDevice(DeviceModel):

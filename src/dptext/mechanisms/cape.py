@@ -177,15 +177,18 @@ class Cape(ContextualMechanism):
         uidx = idx[first]
         out = np.empty(len(pos), dtype=np.int64)
         unit_eps = np.empty(len(upos))
-        for s in range(0, len(upos), CHUNK):
-            sl = slice(s, s + CHUNK)
-            u = self.utilities(seg, upos[sl], uidx[sl])
+        occ_of = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[occ_of], np.arange(len(upos) + 1))
+        for w, logits in self.device.iter_unit_logits(seg, upos, self.space, chunk=CHUNK):
+            u = self.utility(logits, uidx[w])
             b, counts, probs = bucket_law(u, self.epsilon, self.sensitivity, self.n_buckets)
-            unit_eps[sl] = self.unit_epsilon(counts)
+            unit_eps[w] = self.unit_epsilon(counts)
             order = np.argsort(b, axis=1, kind="stable")  # radix sort on int16 keys
             starts = np.cumsum(counts, axis=1) - counts
-            occ = np.flatnonzero((inv >= s) & (inv < s + CHUNK))
-            r = inv[occ] - s
+            local = np.full(len(upos), -1, dtype=np.int64)
+            local[w] = np.arange(len(w))
+            occ = np.concatenate([occ_of[bounds[g] : bounds[g + 1]] for g in w])
+            r = local[inv[occ]]
             cdf = np.cumsum(probs[r], axis=1)
             k = np.minimum((cdf < rng.random(len(occ))[:, None] * cdf[:, -1:]).sum(axis=1), self.n_buckets - 1)
             j = (rng.random(len(occ)) * counts[r, k]).astype(np.int64)

@@ -50,16 +50,7 @@ def start_llama(stack: ExitStack) -> str:
     sys.path.insert(0, str(ROOT / "tests"))
     from llama_server import llama_server  # the tests' launcher (free port, bounded start, always stopped)
 
-    old = os.environ.get("DPTEXT_LLAMA_EXTRA_BUFTS")
-    os.environ["DPTEXT_LLAMA_EXTRA_BUFTS"] = "1"  # repacked weights + 1-token batches (see tests/test_server_e2e)
-    try:
-        return stack.enter_context(llama_server(n_threads=1, extra_args=("--n_ubatch", "1", "--n_batch", "1",
-                                                                         "--model_alias", "smollm2")))
-    finally:
-        if old is None:
-            os.environ.pop("DPTEXT_LLAMA_EXTRA_BUFTS", None)
-        else:
-            os.environ["DPTEXT_LLAMA_EXTRA_BUFTS"] = old
+    return stack.enter_context(llama_server(n_threads=1, extra_args=("--model_alias", "smollm2")))
 
 
 def start_proxy(stack: ExitStack, upstream: str, model: str, epsilon: float, seed: int | None) -> str:

@@ -11,9 +11,10 @@
   receiving side that tests inspect to see what a backend really sent.
 * ``free_port()``: a loopback port with nothing listening (for "server down").
 
-The server is started through ``dptext.llm.llamacpp.disable_extra_buffers``
-(see that module: ggml's AMX kernels crash on some VMs), then
-``runpy`` runs ``llama_cpp.server`` exactly as ``python -m`` would.
+The server gets the AMX crash workaround of ``dptext.llm.llamacpp`` (see that
+module: ``server_safety_args``, and ``disable_extra_buffers`` under
+``DPTEXT_LLAMA_AMX=nobufts``); ``runpy`` runs ``llama_cpp.server`` exactly
+as ``python -m`` would.
 """
 
 from __future__ import annotations
@@ -45,13 +46,13 @@ def free_port() -> int:
 def llama_server(model: str | None = None, *, n_ctx: int = 2048, n_threads: int | None = None,
                  startup_timeout: float = 180.0, extra_args: tuple[str, ...] = ()):
     """Run llama.cpp's OpenAI-compatible server on loopback; yields ``http://127.0.0.1:PORT/v1``."""
-    from dptext.llm.llamacpp import default_threads, resolve_model
+    from dptext.llm.llamacpp import default_threads, resolve_model, server_safety_args
 
     path = resolve_model(model)
     port = free_port()
     cmd = [sys.executable, "-c", LAUNCH, "--model", path, "--host", "127.0.0.1", "--port", str(port),
            "--n_ctx", str(n_ctx), "--n_threads", str(n_threads or default_threads()), "--verbose", "False",
-           *extra_args]
+           *server_safety_args(), *extra_args]
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})

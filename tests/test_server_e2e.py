@@ -37,24 +37,9 @@ SYSTEM = "You are a terse assistant. Reply in at most three words."
 # ----- fixtures and helpers ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def llama():
-    """One SmolLM2 server per module.
-
-    Prompt batches are evaluated one token at a time (``--n_ubatch 1``) with
-    llama.cpp's repacked CPU weights kept: on this VM the AMX path crashes only
-    for multi-token batches, and keeping the repacked weights is several times
-    faster than disabling them.
-    """
+    """One SmolLM2 server per module (with the launcher's AMX workaround: 1-token micro-batches)."""
     with ExitStack() as stack:
-        old = os.environ.get("DPTEXT_LLAMA_EXTRA_BUFTS")
-        os.environ["DPTEXT_LLAMA_EXTRA_BUFTS"] = "1"  # read by the child at start-up only
-        try:
-            base = stack.enter_context(llama_server(n_threads=1, extra_args=("--n_ubatch", "1", "--n_batch", "1",
-                                                                             "--model_alias", MODEL)))
-        finally:
-            if old is None:
-                os.environ.pop("DPTEXT_LLAMA_EXTRA_BUFTS", None)
-            else:
-                os.environ["DPTEXT_LLAMA_EXTRA_BUFTS"] = old
+        base = stack.enter_context(llama_server(n_threads=1, extra_args=("--model_alias", MODEL)))
         yield base
 
 

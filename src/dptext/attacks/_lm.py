@@ -32,18 +32,14 @@ def _resolve(model) -> str:
 
 @functools.lru_cache(maxsize=2)
 def _load(path: str, n_ctx: int):
-    try:  # llama.cpp's extra CPU buffers crash logits_all evaluation on some CPUs
-        from dptext.llm.llamacpp import disable_extra_buffers
-
-        disable_extra_buffers()
-    except ImportError:
-        pass
     from llama_cpp import Llama
+
+    from dptext.llm.llamacpp import llama_safety_kwargs  # llama.cpp AMX crash workaround
 
     threads = int(os.environ.get("DPTEXT_LLM_THREADS", "1"))
     try:
         return Llama(model_path=path, n_ctx=n_ctx, logits_all=True, verbose=False, n_threads=threads,
-                     n_threads_batch=threads)
+                     n_threads_batch=threads, **llama_safety_kwargs())
     except (ValueError, RuntimeError) as exc:
         raise DPTextError(f"could not load GGUF model {path}: {exc}") from None
 

@@ -24,10 +24,8 @@ position ``pos[p]`` of the prompt given its context.
   device=TransformersMaskedLM("/path/to/bert-base-uncased"), epsilon=...)``.
 
 OpenMP waits passively unless ``OMP_WAIT_POLICY`` is set (see below), and
-llama.cpp's AMX weight-repacking kernels crash (SIGSEGV in
-``ggml_backend_amx_mul_mat``) on CPUs that report AMX inside some VMs, so
-:func:`load_llama` loads models without extra buffer types unless
-``DPTEXT_LLAMA_EXTRA_BUFTS=1`` (the switch lives in :mod:`dptext.llm.llamacpp`).
+:func:`load_llama` applies the llama.cpp AMX crash workaround of
+:mod:`dptext.llm.llamacpp` (one token per micro-batch on AMX CPUs).
 """
 
 from __future__ import annotations
@@ -49,13 +47,14 @@ from dptext.text import Piece, Segmentation
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 def load_llama(path: str, **kwargs):
-    """``llama_cpp.Llama(path, **kwargs)``, quiet, without AMX extra buffers (see :mod:`dptext.llm.llamacpp`)."""
+    """``llama_cpp.Llama(path, **kwargs)``, quiet, with the AMX workaround (see :mod:`dptext.llm.llamacpp`)."""
     from llama_cpp import Llama
 
-    from dptext.llm.llamacpp import disable_extra_buffers
+    from dptext.llm.llamacpp import llama_safety_kwargs
 
     kwargs.setdefault("verbose", False)
-    disable_extra_buffers()  # no-op when DPTEXT_LLAMA_EXTRA_BUFTS=1
+    for k, v in llama_safety_kwargs().items():
+        kwargs.setdefault(k, v)
     with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
         return Llama(model_path=path, **kwargs)
 

@@ -26,6 +26,47 @@ def read_text_arg(value: str | None, *, what: str = "input") -> str:
     return text
 
 
+def _value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_params(items: list[str]) -> dict:
+    """``["n_buckets=20", "eta=5"]`` -> ``{"n_buckets": 20, "eta": 5}`` (mechanism keyword arguments)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise DPTextError(f"invalid --param {item!r}: use name=value")
+        out[name.strip().replace("-", "_")] = _value(value.strip())
+    return out
+
+
+def print_top(row, units: list[str], top: int, as_json: bool) -> None:
+    """The ``top`` most likely outputs of a transition row, as text or JSON ``[{"unit", "prob"}]``."""
+    import numpy as np
+    import typer
+
+    if top < 1:
+        raise DPTextError(f"invalid --top {top}: must be >= 1")
+    k = min(top, len(row))
+    best = np.argpartition(-row, k - 1)[:k]
+    best = best[np.argsort(-row[best], kind="stable")]
+    items = [{"unit": units[i], "prob": float(row[i])} for i in best]
+    if as_json:
+        print_json(items)
+    else:
+        for it in items:
+            typer.echo(f"{it['prob']:.6f}\t{it['unit']}")
+
+
 def print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
-import numpy as np
 import typer
 
-from dptext.commands._common import print_json, progress_bar, read_text_arg
+from dptext.commands._common import parse_params, print_json, print_top, progress_bar, read_text_arg
 from dptext.errors import DPTextError, check_epsilon
 
 
@@ -27,11 +26,12 @@ def perturb(
     seed: Optional[int] = typer.Option(None, "--seed", help="Fixed seed (experiments only; default OS entropy)."),
     oov: str = typer.Option("drop", "--oov", help="Out-of-vocabulary units: drop | random | keep."),
     digits: str = typer.Option("random", "--digits", help="Digit-only units: random | keep | vocab."),
+    param: List[str] = typer.Option([], "--param", "-p", help="Mechanism parameter name=value (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
 ):
     """Perturb every unit of TEXT with a DP mechanism and print the result."""
     doc = read_text_arg(text, what="text")
-    mech = _mechanism(mechanism, epsilon, space, seed, oov=oov, digits=digits)
+    mech = _mechanism(mechanism, epsilon, space, seed, oov=oov, digits=digits, **parse_params(param))
     result = mech.perturb(doc)
     if as_json:
         print_json(result.to_dict())
@@ -45,22 +45,14 @@ def transition(
     epsilon: str = typer.Option("3", "--epsilon", "-e"),
     space: Optional[str] = typer.Option(None, "--space"),
     top: int = typer.Option(10, "--top", "-k", help="How many outputs to list."),
+    param: List[str] = typer.Option([], "--param", "-p", help="Mechanism parameter name=value (repeatable)."),
     as_json: bool = typer.Option(False, "--json"),
 ):
     """The K most likely outputs of UNIT with their probabilities Pr(y|x)."""
     if top < 1:
         raise DPTextError(f"invalid --top {top}: must be >= 1")
-    mech = _mechanism(mechanism, epsilon, space, None)
-    row = mech.transition(unit)
-    k = min(top, len(row))
-    best = np.argpartition(-row, k - 1)[:k]
-    best = best[np.argsort(-row[best], kind="stable")]
-    items = [{"unit": mech.space.units[i], "prob": float(row[i])} for i in best]
-    if as_json:
-        print_json(items)
-    else:
-        for it in items:
-            typer.echo(f"{it['prob']:.6f}\t{it['unit']}")
+    mech = _mechanism(mechanism, epsilon, space, None, **parse_params(param))
+    print_top(mech.transition(unit), mech.space.units, top, as_json)
 
 
 def spaces(

@@ -14,30 +14,8 @@ from typing import List, Optional
 import numpy as np
 import typer
 
-from dptext.commands._common import print_json, progress_bar, read_text_arg
+from dptext.commands._common import parse_params, print_json, print_top, progress_bar, read_text_arg
 from dptext.errors import DPTextError
-
-
-def _value(text: str):
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_params(items: List[str]) -> dict:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise DPTextError(f"invalid --param {item!r}: use name=value")
-        out[name.strip().replace("-", "_")] = _value(value.strip())
-    return out
 
 
 def cape_calibrate(
@@ -81,8 +59,6 @@ def context_transition(
     """The K most likely outputs of UNIT inside a prompt, Pr(y | x, context)."""
     from dptext.commands.core import _mechanism
 
-    if top < 1:
-        raise DPTextError(f"invalid --top {top}: must be >= 1")
     ctx = read_text_arg(context, what="context")
     mech = _mechanism(mechanism, epsilon, space, None, **parse_params(param))
     import inspect
@@ -90,15 +66,7 @@ def context_transition(
     if "context" not in inspect.signature(mech.transition).parameters:
         raise DPTextError(f"mechanism {mechanism!r} does not depend on context; use `dptext transition`")
     row = mech.transition(unit, context=ctx, position=position)
-    k = min(top, len(row))
-    best = np.argpartition(-row, k - 1)[:k]
-    best = best[np.argsort(-row[best], kind="stable")]
-    items = [{"unit": mech.space.units[i], "prob": float(row[i])} for i in best]
-    if as_json:
-        print_json(items)
-    else:
-        for it in items:
-            typer.echo(f"{it['prob']:.6f}\t{it['unit']}")
+    print_top(row, mech.space.units, top, as_json)
 
 
 def register(app: typer.Typer) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dptext.errors import check_epsilon
+from dptext.errors import DPTextError, check_epsilon
 from dptext.mechanisms._fastnn import best_match
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
@@ -80,7 +80,7 @@ class NoiseMapper(Mechanism):
     def __init__(self, *, epsilon: float | None = None, eta: float | None = None, exclude_original: bool = True,
                  k: int = 32, transition_samples: int = 10_000, **kwargs) -> None:
         if eta is None and epsilon is None:
-            raise TypeError("noise-mapper needs eta (or epsilon, used as eta)")
+            raise DPTextError("noise-mapper needs eta (or epsilon, used as eta)")
         eta = check_epsilon(eta if eta is not None else epsilon, name="eta")
         super().__init__(epsilon=eta, **kwargs)
         self.eta = eta

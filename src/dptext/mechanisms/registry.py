@@ -21,7 +21,13 @@ def get_mechanism(name: str, **kwargs):
     key = name.lower().replace("_", "-")
     if key not in MECHANISMS:
         raise DPTextError(f"unknown mechanism {name!r}; known mechanisms: {', '.join(sorted(MECHANISMS))}")
-    return MECHANISMS[key](**kwargs)
+    try:
+        return MECHANISMS[key](**kwargs)
+    except TypeError as exc:  # a parameter the mechanism does not take
+        if "unexpected keyword argument" in str(exc):
+            bad = str(exc).rsplit("argument", 1)[-1].strip()
+            raise DPTextError(f"mechanism {key!r} takes no parameter {bad}") from None
+        raise
 
 
 def list_mechanisms() -> list[str]:

@@ -73,6 +73,8 @@ def build_lists(space, mask, freq, k, strategy, similarity, progress=None) -> np
 
 @register("custext")
 class CusText(Mechanism):
+    """CUSTEXT: exponential mechanism over a K = 20 candidate list (ε within a list)."""
+
     default_space = "glove-50d"
 
     def __init__(self, *, epsilon: float, k: int = 20, strategy: str = "conservative", similarity: str = "cosine",
@@ -171,5 +173,7 @@ class CusText(Mechanism):
 
 @register("custext+")
 class CusTextPlus(CusText):
+    """CUSTEXT+: CUSTEXT that keeps stopwords unchanged."""
+
     def pass_through(self, unit: str) -> str | None:
         return "stopword" if is_stopword(unit) else None

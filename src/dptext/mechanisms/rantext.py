@@ -42,6 +42,8 @@ def noise_divisor(epsilon: float) -> float:
 
 @register("rantext")
 class RanText(Mechanism):
+    """RANTEXT (InferDPT): exponential mechanism inside a random adjacency list C_r(x)."""
+
     default_space = "cl100k-11k"
 
     def __init__(self, *, epsilon: float, integration_points: int = 2000, block: int = 128, **kwargs) -> None:

@@ -23,6 +23,8 @@ from dptext.mechanisms.registry import register
 
 @register("santext")
 class SanText(Mechanism):
+    """SANTEXT: exponential mechanism on embedding distance over the whole vocabulary (metric DP)."""
+
     default_space = "glove-50d"
     default_w = 1.0
     default_p = 1.0
@@ -113,5 +115,7 @@ class SanText(Mechanism):
 
 @register("santext+")
 class SanTextPlus(SanText):
+    """SANTEXT+: rarest 90% sensitive; frequent units resampled with p = 0.3, else kept."""
+
     default_w = 0.9
     default_p = 0.3

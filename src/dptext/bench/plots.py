@@ -31,7 +31,8 @@ import pandas as pd  # noqa: E402
 UTILITY_HINTS = ("rouge", "mauve", "coherence", "diversity", "accuracy", "alignment", "retention", "bleu")
 _ASR = re.compile(r"asr", re.I)
 #: per-cell bookkeeping fields of a result, not worth a curve or a table
-_BOOKKEEPING = re.compile(r"\.(n_units|k|n|success\w*|unrepresentable|dropped_units|setup_seconds|attack|median|protection\w*)$")
+_BOOKKEEPING = re.compile(r"\.(n_units|k|n|success\w*|unrepresentable|dropped_units|attack|median|protection\w*"
+                          r"|pool|detector_\w+|\w*seconds|keep_mass|max_beam|sentences)$")
 
 
 def _slug(s: str) -> str:
@@ -76,7 +77,22 @@ def _finish(fig, ax, path: Path, title: str, xlabel: str, ylabel: str) -> Path:
     return path
 
 
+def plot_bars(df: pd.DataFrame, cols: list[str], path: Path, title: str, ylabel: str) -> Path | None:
+    """Mechanisms without ε: one group of bars per variant, one bar per column."""
+    g = df.groupby("variant")[cols].mean()
+    if g.dropna(how="all").empty:
+        return None
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    width = 0.8 / len(cols)
+    for j, col in enumerate(cols):
+        ax.bar(np.arange(len(g)) + j * width, g[col].to_numpy(), width, label=col.rsplit(".", 1)[-1])
+    ax.set_xticks(np.arange(len(g)) + 0.4 - width / 2, g.index, fontsize=8, rotation=15)
+    return _finish(fig, ax, path, title, "", ylabel)
+
+
 def plot_vs_epsilon(df: pd.DataFrame, cols: list[str], path: Path, title: str, ylabel: str) -> Path | None:
+    if df["epsilon"].isna().all():
+        return plot_bars(df, cols, path, title, ylabel)
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     drawn = False
     for col in cols:
@@ -150,7 +166,7 @@ def plot_results(results, out_dir: str | Path, plots: dict | None = None) -> lis
     pu_specs = (plots or {}).get("privacy_utility")
     for exp, e in df.groupby("experiment"):
         cols = value_columns(e)
-        for col in [c for c in cols if c not in asr_columns(e)]:
+        for col in [c for c in cols if c.startswith("metric.")]:
             p = plot_vs_epsilon(e, [col], out / f"curve-{_slug(exp)}-{_slug(col)}.png", f"{exp}: {col}", col)
             written += [p] if p else []
         attacks = sorted({c.split(".")[1] for c in asr_columns(e)})

@@ -51,22 +51,39 @@ def table(df: pd.DataFrame, col: str) -> str:
     return "\n".join(lines)
 
 
+def wide_table(df: pd.DataFrame, cols: list[str]) -> str:
+    """Mechanisms without ε: one row per variant, one column per value column."""
+    if not cols:
+        return ""
+    g = df.groupby("variant", sort=False)[cols].agg(["mean", "std", "count"])
+    lines = ["| variant | " + " | ".join(f"`{c}`" for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for variant, r in g.iterrows():
+        lines.append(f"| {variant} | " + " | ".join(_fmt(r[(c, 'mean')], r[(c, 'std')], r[(c, 'count')])
+                                                   for c in cols) + " |")
+    return "\n".join(lines)
+
+
 def tables_markdown(results, figures: list[Path] | None = None, rel_to: Path | None = None) -> str:
     df = pd.read_parquet(results) if not isinstance(results, pd.DataFrame) else results
     df = df.copy()
     df["epsilon"] = pd.to_numeric(df["epsilon"], errors="coerce")
     parts = []
-    for exp, e in df.groupby("experiment"):
+    for exp in df["experiment"].unique():  # in the sweep's order
+        e = df[df["experiment"] == exp]
         parts.append(f"### {exp}\n")
         status = e["status"].value_counts().to_dict()
         parts.append("cells: " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())) + "\n")
         missing = sorted({m for ms in e["missing"].fillna("") for m in ms.split("; ") if m})
         if missing:
             parts.append("not run (part missing): " + "; ".join(missing) + "\n")
-        for col in value_columns(e):
-            t = table(e, col)
-            if t:
-                parts.append(f"**{col}**\n\n{t}\n")
+        if e["epsilon"].isna().all():
+            t = wide_table(e, value_columns(e))
+            parts.append(f"{t}\n" if t else "")
+        else:
+            for col in value_columns(e):
+                t = table(e, col)
+                if t:
+                    parts.append(f"**{col}**\n\n{t}\n")
         timing = e["time.total"].agg(["sum", "max"]) if "time.total" in e else None
         if timing is not None:
             parts.append(f"time: {timing['sum']:.1f} s in all, slowest cell {timing['max']:.1f} s\n")

@@ -31,9 +31,9 @@ def run(
     if as_json:
         print_json(summary)
         return
-    typer.echo(f"{summary['sweep']}: {summary['cells']} cells, {summary['computed']} computed, "
-               f"{summary['reused']} reused; ok {summary['ok']}, partial {summary['partial']}, "
-               f"skipped {summary['skipped']}, error {summary['error']}")
+    typer.echo(f"{summary['sweep']}: {summary['cells']} cells, {summary['reused']} reused, {summary['computed']} "
+               f"computed (ok {summary['ok']}, partial {summary['partial']}, skipped {summary['skipped']}, "
+               f"error {summary['error']})")
     typer.echo(f"wall {summary['wall_seconds']:.1f} s; slowest cell {summary['slowest_cell_seconds']:.1f} s "
                f"({summary['slowest_cell']})")
     typer.echo(f"results: {summary['results']}")

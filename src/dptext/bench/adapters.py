@@ -12,7 +12,9 @@ re-implemented here). Names a sweep may use as ``metrics:``:
   ``n_units`` distinct units of the documents (Cape Figure 7); keeps the distribution;
 * ``cr_ratio``: RANTEXT ``|C_r|/|V|`` draws, ``n_per_unit`` per unit (InferDPT); keeps the distribution;
 * ``classifier``: MiniLM + linear head accuracy, ``clean`` / ``test`` / ``all`` settings
-  (token-manipulation Table 4), on ``n_train`` / ``n_test`` items of the dataset's train/test splits.
+  (token-manipulation Table 4), on ``n_train`` / ``n_test`` items of the dataset's train/test splits;
+* ``inferdpt``: the whole pipeline per document: n-gram leakage of the remote generation
+  (InferDPT Table VI), diversity, coherence, and with ``non_private`` the raw-prompt baseline and alignment.
 
 Attacks need no adapter: ``dptext.attacks`` classes are called directly.
 """
@@ -93,3 +95,30 @@ def classifier(dataset, mechanism, rng, n_train: int = 1000, n_test: int = 500,
     return linear_head_accuracy(list(train.texts), list(train.labels), list(test.texts), list(test.labels),
                                 perturb=lambda ts: [mechanism.perturb(t, rng=rng).text for t in ts],
                                 settings=tuple(settings))
+
+
+@register_measure("inferdpt")
+def inferdpt(mechanism, documents, seed, non_private: bool = True, max_tokens: int = 100,
+             remote=None, local=None):
+    """The InferDPT pipeline on every document (SPEC 2): n-gram leakage of the remote's
+    generation (InferDPT Table VI), diversity and coherence of the final output, and with
+    ``non_private`` the same leakage when the raw document is sent, plus alignment
+    (cosine of the final output and the non-private generation). Seeded per document."""
+    from dptext.metrics import alignment, coherence, mean_diversity, ngram_leakage
+    from dptext.pipeline import InferDPT
+
+    pipe = InferDPT(mechanism, remote, local, max_tokens=int(max_tokens))
+    runs = [pipe.run(d, seed=int(seed) * 1000 + i) for i, d in enumerate(documents)]
+    gens, outs = [r.remote_output for r in runs], [r.output for r in runs]
+    out = {f"leakage_{n}": v for n, v in ngram_leakage(documents, gens).items()}
+    out.update(diversity=mean_diversity(outs), coherence=coherence(documents, outs),
+               remote_seconds=float(np.mean([r.timings["remote"] for r in runs])),
+               extract_seconds=float(np.mean([r.timings["extract"] for r in runs])))
+    if non_private:
+        instr = pipe.prompts.continue_instruction
+        plain = [pipe.remote.complete(pipe.remote_messages("continue", instr, d), max_tokens=pipe.max_tokens,
+                                      temperature=pipe.temperature, seed=int(seed) * 1000 + i).text
+                 for i, d in enumerate(documents)]
+        out.update({f"nonprivate_leakage_{n}": v for n, v in ngram_leakage(documents, plain).items()})
+        out["alignment"] = alignment(outs, plain)
+    return out

@@ -53,8 +53,10 @@ class Perturber:
         try:
             self.mech = get_mechanism(p.mechanism, epsilon=p.epsilon, space=p.space, oov=p.oov, digits=p.digits,
                                       punctuation=p.punctuation, seed=p.seed, **p.options)
-        except TypeError as exc:  # an option the mechanism does not take
-            raise DPTextError(f"config privacy.options do not fit mechanism {p.mechanism!r}: {exc}") from None
+        except DPTextError as exc:  # e.g. an option the mechanism does not take
+            if p.options and "takes no parameter" in str(exc):
+                raise DPTextError(f"config privacy.options do not fit mechanism {p.mechanism!r}: {exc}") from None
+            raise
         self.claim = self.mech.privacy().to_dict()
         self.lock = threading.Lock()
         self.mech.perturb("warm up")  # first call builds lazy tables before traffic arrives

@@ -68,43 +68,47 @@ class Observed:
         return "".join(w + u for w, u in zip(self.ws[s], self.originals[s])).strip()
 
 
-def observe(mechanism, sentences, *, rng: np.random.Generator | None = None, repeats: int = 1,
-            targets: str = "perturbed", max_targets: int | None = None) -> Observed:
-    """Perturb ``sentences`` (``repeats`` times each) and collect what an attacker sees.
+def observed_from_results(results, *, targets: str = "perturbed", max_targets: int | None = None) -> Observed:
+    """What an attacker sees in already perturbed texts (an iterable of ``PerturbResult``).
 
     ``targets="perturbed"`` attacks units the mechanism sampled; ``"all"`` also
     attacks units kept by policy (stopwords, OOV ``keep``), never punctuation.
+    Iteration stops once ``max_targets`` targets are collected.
     """
     if targets not in ("perturbed", "all"):
         raise DPTextError(f"unknown targets {targets!r}; choose perturbed or all")
-    rng = rng or mechanism.rng
     outputs, originals, wss, sent, pos = [], [], [], [], []
     dropped = 0
-    for text in sentences:
-        for _ in range(int(repeats)):
-            res = mechanism.perturb(text, rng=rng)
-            outs, origs, ws = [], [], []
-            for r in res.units:
-                if r.output is None:
-                    dropped += 1
-                    continue
-                hit = r.action == "perturbed" or (targets == "all" and r.reason not in ("punctuation",))
-                if hit:
-                    sent.append(len(outputs))
-                    pos.append(len(outs))
-                outs.append(r.output)
-                origs.append(r.original)
-                ws.append(r.ws)
-            outputs.append(outs)
-            originals.append(origs)
-            wss.append(ws)
-            if max_targets is not None and len(sent) >= max_targets:
-                break
+    for res in results:
+        outs, origs, ws = [], [], []
+        for r in res.units:
+            if r.output is None:
+                dropped += 1
+                continue
+            if r.action == "perturbed" or (targets == "all" and r.reason != "punctuation"):
+                sent.append(len(outputs))
+                pos.append(len(outs))
+            outs.append(r.output)
+            origs.append(r.original)
+            ws.append(r.ws)
+        outputs.append(outs)
+        originals.append(origs)
+        wss.append(ws)
         if max_targets is not None and len(sent) >= max_targets:
             break
     n = len(sent) if max_targets is None else min(len(sent), int(max_targets))
     return Observed(outputs, originals, wss, np.asarray(sent[:n], dtype=np.int64),
                     np.asarray(pos[:n], dtype=np.int64), dropped)
+
+
+def observe(mechanism, sentences, *, rng: np.random.Generator | None = None, repeats: int = 1,
+            targets: str = "perturbed", max_targets: int | None = None) -> Observed:
+    """Perturb ``sentences`` (``repeats`` times each) and collect what an attacker sees."""
+    if targets not in ("perturbed", "all"):
+        raise DPTextError(f"unknown targets {targets!r}; choose perturbed or all")
+    rng = rng or mechanism.rng
+    results = (mechanism.perturb(text, rng=rng) for text in sentences for _ in range(int(repeats)))
+    return observed_from_results(results, targets=targets, max_targets=max_targets)
 
 
 Ranking = list  # list[list[str] | None], one entry per attacked unit, best first

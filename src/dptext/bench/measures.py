@@ -92,35 +92,14 @@ class CellContext:
         key = repr(sorted((options or {}).items()))
         cache = self.__dict__.setdefault("_observed", {})
         if key not in cache:
-            from dptext.attacks import Observed, observe
+            from dptext.attacks import observe
+            from dptext.attacks.base import observed_from_results
 
             if options:
                 cache[key] = observe(self.mechanism, self.docs.documents, rng=self.rng(f"observe{key}"),
                                      **options)
             else:
-                outputs, originals, wss, sent, pos, dropped = [], [], [], [], [], 0
-                for res in self.results:
-                    outs, origs, ws = [], [], []
-                    for r in res.units:
-                        if r.output is None:
-                            dropped += 1
-                            continue
-                        if r.action == "perturbed":
-                            sent.append(len(outputs))
-                            pos.append(len(outs))
-                        outs.append(r.output)
-                        origs.append(r.original)
-                        ws.append(r.ws)
-                    outputs.append(outs)
-                    originals.append(origs)
-                    wss.append(ws)
-                fields = {f.name for f in dataclasses.fields(Observed)}
-                kw = {"outputs": outputs, "originals": originals, "ws": wss, "dropped": dropped,
-                      "sent": np.asarray(sent, dtype=np.int64), "pos": np.asarray(pos, dtype=np.int64)}
-                if "private_units" in fields:
-                    kw["private_units"] = [p.text for d in self.docs.documents
-                                           for p in self.mechanism.segment(d).pieces]
-                cache[key] = Observed(**{k: v for k, v in kw.items() if k in fields})
+                cache[key] = observed_from_results(self.results)
         return cache[key]
 
     def values(self, observe_options: dict | None = None) -> dict:

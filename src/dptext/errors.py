@@ -23,11 +23,16 @@ def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
     return value
 
 
-def check_probability(p, *, name: str) -> float:
+def check_in_range(x, *, name: str, lo: float, hi: float) -> float:
+    """Validate a number in the closed interval ``[lo, hi]``."""
     try:
-        value = float(p)
+        value = float(x)
     except (TypeError, ValueError):
-        raise DPTextError(f"invalid {name} {p!r}: must be a number in [0, 1]") from None
-    if not 0.0 <= value <= 1.0:
-        raise DPTextError(f"invalid {name} {p!r}: must be in [0, 1]")
+        raise DPTextError(f"invalid {name} {x!r}: must be a number in [{lo:g}, {hi:g}]") from None
+    if not lo <= value <= hi:
+        raise DPTextError(f"invalid {name} {x!r}: must be in [{lo:g}, {hi:g}]")
     return value
+
+
+def check_probability(p, *, name: str) -> float:
+    return check_in_range(p, name=name, lo=0.0, hi=1.0)

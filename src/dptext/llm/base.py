@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol, runtime_checkable
 
-from dptext.errors import DPTextError
+from dptext.errors import DPTextError, check_in_range
 
 ROLES = ("system", "user", "assistant")
 Message = dict  # {"role": str, "content": str}
@@ -78,12 +78,7 @@ def check_generation(max_tokens, temperature, stop) -> tuple[int, float, list[st
         raise DPTextError(f"invalid max_tokens {max_tokens!r}: must be an integer >= 1") from None
     if mt < 1:
         raise DPTextError(f"invalid max_tokens {max_tokens!r}: must be >= 1")
-    try:
-        t = float(temperature)
-    except (TypeError, ValueError):
-        raise DPTextError(f"invalid temperature {temperature!r}: must be a number in [0, 2]") from None
-    if not 0.0 <= t <= 2.0:
-        raise DPTextError(f"invalid temperature {temperature!r}: must be in [0, 2]")
+    t = check_in_range(temperature, name="temperature", lo=0.0, hi=2.0)
     if stop is None:
         stops = None
     elif isinstance(stop, str):

@@ -16,54 +16,8 @@ from dptext.attacks import get_attack, observe, rouge_l_f1, score
 from dptext.attacks.base import Observed
 from dptext.attacks.synthetic import common_words, zipf_corpus
 from dptext.mechanisms import get_mechanism
-from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.spaces import get_space
-
-
-class _Restricted(Mechanism):
-    """Test mechanisms over a fixed word list ``words`` (space indices)."""
-
-    def __init__(self, *, words, **kw):
-        super().__init__(**kw)
-        self.mask = np.zeros(self.space.size, dtype=bool)
-        self.mask[np.asarray(words)] = True
-        self.words = np.flatnonzero(self.mask)
-
-    @property
-    def input_mask(self):
-        return self.mask
-
-    @property
-    def output_mask(self):
-        return self.mask
-
-    def privacy(self):
-        return PrivacyClaim(self.name, self.epsilon, "none", None, "test")
-
-
-class Identity(_Restricted):
-    name = "identity"
-
-    def _sample(self, idx, rng):
-        return idx.copy()
-
-    def transition(self, x):
-        row = np.zeros(self.space.size)
-        row[self.index_of(x)] = 1.0
-        return row
-
-
-class Uniform(_Restricted):
-    name = "uniform"
-
-    def _sample(self, idx, rng):
-        return self.words[rng.integers(0, len(self.words), size=len(idx))]
-
-    def transition(self, x):
-        self.index_of(x)
-        row = np.zeros(self.space.size)
-        row[self.words] = 1.0 / len(self.words)
-        return row
+from toy_mechanisms import Identity, Uniform
 
 
 @pytest.fixture(scope="module")

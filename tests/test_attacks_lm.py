@@ -9,22 +9,7 @@ from dptext.attacks import get_attack, observe, rouge_l_f1
 from dptext.attacks.base import Observed
 from dptext.attacks.llm_inference import parse_predictions
 from dptext.mechanisms import get_mechanism
-from dptext.mechanisms.base import Mechanism, PrivacyClaim
-
-
-class Identity(Mechanism):
-    name = "identity"
-
-    def _sample(self, idx, rng):
-        return idx.copy()
-
-    def transition(self, x):
-        row = np.zeros(self.space.size)
-        row[self.index_of(x)] = 1.0
-        return row
-
-    def privacy(self):
-        return PrivacyClaim(self.name, self.epsilon, "none", None, "test")
+from toy_mechanisms import Identity
 
 
 class LlamaChat:

@@ -54,7 +54,7 @@ def start_llama(stack: ExitStack) -> str:
 
 
 def start_proxy(stack: ExitStack, upstream: str, model: str, epsilon: float, seed: int | None) -> str:
-    from llama_server import free_port
+    from llama_server import free_port, stop_process
 
     from dptext.server import hash_key
 
@@ -70,15 +70,7 @@ def start_proxy(stack: ExitStack, upstream: str, model: str, epsilon: float, see
     proc = subprocess.Popen([sys.executable, "-m", "dptext.cli", "serve", "--config", str(cfg), "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
-    def stop():
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
-
-    stack.callback(stop)
+    stack.callback(stop_process, proc, 20)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while True:

@@ -72,13 +72,18 @@ def llama_server(model: str | None = None, *, n_ctx: int = 2048, n_threads: int 
             time.sleep(0.25)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_process(proc, timeout=10)
         log.close()
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Terminate ``proc``, killing it if it has not exited within ``timeout`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=timeout)
 
 
 def _tail(log, n: int = 800) -> str:

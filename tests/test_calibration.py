@@ -85,3 +85,26 @@ def test_calibration_is_cached_and_reported(tmp_path):
     assert rep["claim"]["details"]["noise"] == "calibrated"
     assert rep["claim"]["details"]["calibration"]["unit"] == "happy"
     assert rep["claim"]["details"]["Z"] == pytest.approx(cal.curve.z(3.0))
+
+
+def test_calibrate_rantext_command():
+    import json
+
+    import typer
+    from typer.testing import CliRunner
+
+    from dptext.commands.calibrate import register
+
+    app = typer.Typer()
+    register(app)
+    app.command("noop")(lambda: None)  # a second command keeps typer's sub-command layout
+    out = CliRunner().invoke(app, ["calibrate-rantext", "glove-50d", "--json"])
+    assert out.exit_code == 0, out.output
+    cal = json.loads(out.output)
+    assert cal["space"] == "glove-50d" and cal["unit"] == "happy"
+    for t in cal["targets"]:
+        assert abs(t["achieved"] - t["target"]) < 0.01
+    text = CliRunner().invoke(app, ["calibrate-rantext", "glove-50d"]).output
+    assert "Z(eps) =" in text and "10.50%" in text
+    bad = CliRunner().invoke(app, ["calibrate-rantext", "glove-50d", "--unit", "qqqzzzxxyy"])
+    assert bad.exit_code != 0 and "not in the vocabulary" in str(bad.exception)

@@ -3,12 +3,10 @@
 ``ParameterError`` names the setting at fault (``.param``, e.g. ``"epsilon"``
 or ``"options.n_buckets"``) so that each front end can point at its own
 spelling of it: the CLI at a flag (``--epsilon``, ``--param n_buckets``), the
-proxy at a config field. Library code raises it; it never formats flags.
+proxy at a config field. Library code raises it and never formats flags.
 """
 
 from __future__ import annotations
-
-_MISSING = object()
 
 
 class DPTextError(Exception):
@@ -23,40 +21,20 @@ class PrivacyError(DPTextError):
 
 
 class ParameterError(DPTextError):
-    """A bad value for one named setting.
+    """A bad setting, named: ``param`` is the setting's name (``epsilon``, ``options.n_buckets``...).
 
-    ``ParameterError("epsilon", "must be a number > 0", value="abc")`` reads
-    ``invalid epsilon 'abc': must be a number > 0``; without ``value`` it reads
-    ``epsilon: <reason>``. ``rename(name)`` gives the same sentence with the
-    setting spelled the way a front end shows it (``--epsilon``).
+    ``message`` is the whole sentence in the library's terms
+    (``invalid epsilon 'abc': must be a number > 0``). The CLI maps ``param``
+    to its flag and the proxy to its config field, so the message a user sees
+    names what they typed.
     """
 
-    def __init__(self, param: str, reason: str, *, value=_MISSING):
-        self.param = str(param)
-        self.reason = str(reason)
-        self.value = value
-        super().__init__(self.rename(self.param))
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(message)
+        self.param = param
 
-    @property
-    def has_value(self) -> bool:
-        return self.value is not _MISSING
-
-    def rename(self, name: str) -> str:
-        if self.has_value:
-            return f"invalid {name} {self.value!r}: {self.reason}"
-        return f"{name}: {self.reason}"
-
-    def __reduce__(self):  # picklable across worker processes (keyword-only value)
-        return (_rebuild_parameter_error, (self.param, self.reason, self.value if self.has_value else _MISSING_TAG))
-
-
-_MISSING_TAG = "<dptext-missing>"
-
-
-def _rebuild_parameter_error(param, reason, value):
-    if value == _MISSING_TAG:
-        return ParameterError(param, reason)
-    return ParameterError(param, reason, value=value)
+    def __reduce__(self):  # picklable across worker processes (two constructor arguments)
+        return (type(self), (self.param, str(self)))
 
 
 def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
@@ -64,9 +42,9 @@ def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
     try:
         value = float(epsilon)
     except (TypeError, ValueError):
-        raise ParameterError(name, "must be a number > 0", value=epsilon) from None
+        raise ParameterError(name, f"invalid {name} {epsilon!r}: must be a number > 0") from None
     if not value > 0 or value != value or value == float("inf"):
-        raise ParameterError(name, "must be a finite number > 0", value=epsilon)
+        raise ParameterError(name, f"invalid {name} {epsilon!r}: must be a finite number > 0")
     return value
 
 
@@ -75,9 +53,9 @@ def check_in_range(x, *, name: str, lo: float, hi: float) -> float:
     try:
         value = float(x)
     except (TypeError, ValueError):
-        raise ParameterError(name, f"must be a number in [{lo:g}, {hi:g}]", value=x) from None
+        raise ParameterError(name, f"invalid {name} {x!r}: must be a number in [{lo:g}, {hi:g}]") from None
     if not lo <= value <= hi:
-        raise ParameterError(name, f"must be in [{lo:g}, {hi:g}]", value=x)
+        raise ParameterError(name, f"invalid {name} {x!r}: must be in [{lo:g}, {hi:g}]")
     return value
 
 
@@ -93,7 +71,7 @@ def check_seed(seed, *, name: str = "seed") -> int | None:
         try:
             seed = int(str(seed), 10)
         except ValueError:
-            raise ParameterError(name, "must be an integer >= 0", value=seed) from None
+            raise ParameterError(name, f"invalid {name} {seed!r}: must be an integer >= 0") from None
     if seed < 0:
-        raise ParameterError(name, "must be an integer >= 0", value=seed)
+        raise ParameterError(name, f"invalid {name} {seed!r}: must be an integer >= 0")
     return seed

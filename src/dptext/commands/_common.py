@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
 
 from dptext.errors import DPTextError
+from dptext.progress import progress_reporter
 from dptext.text import decode_text
 
 MAX_INPUT_BYTES = 10 * 2**20
@@ -71,15 +71,6 @@ def print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-@contextmanager
 def progress_bar(enabled: bool = True):
-    """A rich progress bar on stderr (None when disabled or not a terminal-friendly run)."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as p:
-        yield p
+    """A progress bar on a terminal, periodic log lines otherwise, None when disabled (see dptext.progress)."""
+    return progress_reporter(enabled)

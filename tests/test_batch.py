@@ -1,4 +1,4 @@
-"""Batch sanitization (issue 8): engines local and ray, JSONL and Parquet, rejects, random streams."""
+"""Batch sanitization: engines local and ray, JSONL and Parquet, rejects, random streams."""
 
 from __future__ import annotations
 

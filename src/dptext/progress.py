@@ -91,8 +91,8 @@ class LogProgress:
                 t["completed"] += advance
             if t["total"] is not None and t["completed"] >= t["total"]:
                 t["done"] = True
-                if t["shown"]:  # a long task says it finished; a short one stays silent
-                    self._emit(t)
+                if t["shown"] or self._clock() - t["start"] >= self.interval:
+                    self._emit(t)  # a long task says it finished; a short one stays silent
             else:
                 self._tick(t)
 

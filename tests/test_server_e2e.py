@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,7 @@ from llama_server import free_port, llama_server, recording_server
 from dptext.server import config_from_dict, create_app, hash_key
 from dptext.server.privacy import Perturber
 from dptext.server.request import parse_request
+from dptext.server.scheduler import ungated
 
 KEY = "sk-e2e-9c1f"
 MODEL = "smollm2"
@@ -73,7 +75,8 @@ def cfg_for(upstream_url, **over):
                          "backoff_s": 0.05},
             "privacy": {"mechanism": "rantext", "epsilon": 1, "seed": 11},
             "auth": {"keys": [{"id": "tester", "sha256": hash_key(KEY)}]},
-            "limits": {"requests_per_minute": 1e6, "burst": 100000}}
+            "limits": {"requests_per_minute": 1e6, "burst": 100000},
+            "state_dir": tempfile.mkdtemp(prefix="dptext-e2e-")}
     for k, v in over.items():
         data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
     return config_from_dict(data)
@@ -144,7 +147,7 @@ def test_perturb_mode_sends_only_perturbed_private_units(llama):
     # replay the seeded perturbation locally: what left must be exactly that
     req = parse_request({"model": "x", "messages": body_messages}, cfg)
     perturber = Perturber(cfg)
-    expected = perturber.perturb(req, rng=np.random.default_rng(5))
+    expected = perturber.perturb(ungated, req, rng=np.random.default_rng(5))
     assert sent["messages"] == expected.messages
     assert sent["messages"][0]["content"] == SYSTEM and sent["messages"][2]["content"] == "Nice hobby."
     assert sent["messages"][3]["content"].startswith("Public question about")
@@ -338,7 +341,8 @@ def test_load_50_concurrent_sdk_clients(llama):
 
         with ThreadPoolExecutor(n_clients) as pool:
             results = list(pool.map(run, range(n_clients)))
-        metrics = httpx.get(url.removesuffix("/v1") + "/metrics", trust_env=False).text
+        metrics = httpx.get(url.removesuffix("/v1") + "/metrics", trust_env=False,
+                            headers={"authorization": f"Bearer {KEY}"}).text
     errors = [e for errs, _ in results for e in errs]
     assert errors == [], errors[:3]
     assert sum(r for _, r in results) == n_clients * per_client

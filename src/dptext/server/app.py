@@ -97,6 +97,19 @@ def _models(svc: Services):
     return models
 
 
+def summary(svc: Services) -> str:
+    """One line naming what this proxy does: mode, mechanism, ε, space, claim, upstream, memo, budget."""
+    cfg, m, claim = svc.cfg, svc.perturber.mech, svc.perturber.claim
+    budget = cfg.privacy.budget
+    return (f"mode={cfg.mode} mechanism={m.name} epsilon={m.epsilon:g} space={m.space.name} "
+            f"claim={claim['kind']}:{claim['bound']} upstream={cfg.upstream.base_url} "
+            f"upstream_model={cfg.upstream.model} model_name={cfg.model_name} "
+            f"memo={'on' if svc.memo is not None else 'off'} "
+            f"budget={'none' if budget.epsilon is None else f'{budget.epsilon:g}/{budget.window_s:g}s'} "
+            f"metrics_auth={'on' if cfg.metrics.require_key else 'off'} "
+            f"dashboard={'on' if cfg.dashboard else 'off'}")
+
+
 def snapshot(svc: Services) -> dict:
     """Dashboard data: the settings, and per key requests, errors, latency and ε over time."""
     cfg, m = svc.cfg, svc.perturber.mech

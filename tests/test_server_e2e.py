@@ -131,8 +131,8 @@ def test_perturb_mode_sends_only_perturbed_private_units(llama):
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": "My neighbour Bartholomew keeps bees and sells honey at the market."},
         {"role": "assistant", "content": "Nice hobby."},
-        {"role": "user", "content": "Public question about <private>the diabetes of my brother Cornelius</private>, "
-                                    "answer kindly."},
+        {"role": "system", "content": "Public question about <private>the diabetes of my brother Cornelius</private>, "
+                                      "answer kindly."},
     ]
     SECRETS.extend(["Bartholomew", "Cornelius", "diabetes"])
     with recording_server(upstream=llama) as rec, proxy(rec.url, privacy={"epsilon": 3, "seed": 5}) as (url, cfg):

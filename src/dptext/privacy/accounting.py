@@ -1,15 +1,18 @@
 """Privacy accounting per API key: ε spent on new private content, composed over requests.
 
-Composition is basic (sequential) composition per unit: a request whose private
-segments had ``n`` units freshly perturbed by an ε-per-unit mechanism spends
+Composition is basic (sequential) composition of the per-unit guarantee. A
+request that freshly perturbed private units with an ε-per-unit mechanism
+spends ``ε_r = ε`` (what the core's report calls ``epsilon_spent``; 0 when
+every private segment was replayed from the memo, :mod:`dptext.privacy.memo`),
+and a key's running total is
 
-    ε_request = n · ε
+    ε_total = Σ_r ε_r
 
-and a key's running total is the sum over its requests, ``Σ_r ε_r``. Replays
-from the memo (:mod:`dptext.privacy.memo`) release nothing new and cost 0.
-Basic composition is an upper bound: it holds for any adaptive sequence of
-releases, and it is loose (advanced composition would give less for large n),
-which is the safe side for a budget.
+which bounds the privacy loss of any one private unit over all the key's
+requests: a unit sent in k fresh requests has spent at most k·ε. Basic
+composition holds for any adaptive sequence of releases and is loose
+(advanced composition would give less for large k), the safe side for a budget.
+The accountant itself adds whatever ε it is charged.
 
 A budget ``B`` per key over a sliding window of ``W`` seconds is optional. A
 request is admitted when ``Σ_{r in window} ε_r + ε_request ≤ B``; otherwise

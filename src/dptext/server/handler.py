@@ -54,10 +54,10 @@ class Services:
 
     @classmethod
     def build(cls, cfg: ServerConfig, *, perturber: Perturber | None = None, extractor=None) -> Services:
-        memo = None
+        memo = perturber.memo if perturber is not None else None
         state = state_dir(cfg)
         p = cfg.privacy
-        if p.memo.enabled:
+        if perturber is None and p.memo.enabled:
             from dptext.privacy.memo import Memo, load_secret
 
             secret = p.memo.secret.encode() if p.memo.secret else load_secret(state / "memo.secret")
@@ -66,8 +66,6 @@ class Services:
                                 budgets={k.id: k.epsilon_budget for k in cfg.auth.keys if k.epsilon_budget},
                                 default_budget=p.budget.epsilon)
         perturber = perturber or Perturber(cfg, memo=memo)
-        if perturber.memo is None:
-            perturber.memo = memo
         if cfg.mode == "inferdpt" and extractor is None:
             from dptext.server.extract import Extractor
 

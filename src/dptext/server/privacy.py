@@ -1,39 +1,43 @@
-"""Perturb every private segment of every turn, replay repeats from the memo, and report what happened.
+"""The proxy's side of perturbation: chat messages in, :class:`dptext.pipeline.Sanitizer` on their segments.
 
-One mechanism instance serves the whole process (built at start-up, so a bad
-mechanism name, ε or option stops the server before it listens). Each request
-draws from its own ``numpy.random.Generator``: OS entropy by default, or
+The work itself (perturb private segments, replay repeats from the memo, fail
+closed, the privacy report) is the core's :class:`~dptext.pipeline.Sanitizer`,
+built once from a :class:`~dptext.mechanisms.spec.MechanismSpec` at start-up,
+so a bad mechanism name, ε or option stops the server before it listens. This
+module adds what only a chat proxy needs:
+
+* cutting long private segments into chunks, each sanitised under the
+  scheduler's gate, so a heavy request cannot hold the mechanism for long
+  (:mod:`dptext.server.scheduler`);
+* the per-request unit limit (413) and the per-request memo staging: memo
+  writes are kept back until the request has been charged
+  (:mod:`dptext.privacy.memo`), so a request refused over its ε budget leaves
+  nothing that could later be released for free;
+* the chat-level report: which user or tool messages went upstream in clear,
+  and a ``warnings`` line for each way private-looking text went unperturbed.
+
+Each request draws from its own ``numpy.random.Generator``: OS entropy, or
 ``default_rng(privacy.seed)`` when a seed is configured (tests only).
-
-Repeats: a private chunk already sent for the same key (same text, same
-mechanism settings) is replayed from the memo (:mod:`dptext.privacy.memo`)
-instead of being perturbed again, and costs no ε. Fresh units cost ε each
-(basic composition, :mod:`dptext.privacy.accounting`).
-
-The privacy report states the mechanism's claim beside this request's counts,
-and says in ``warnings`` whenever something private-looking went upstream
-unperturbed: user or tool messages outside the private roles, units kept by
-policy, or a mechanism without a DP claim. A compact form goes into the
-``x-dptext-privacy`` header, the full form into the ``dptext`` body field.
-It never contains private text.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from dptext.errors import DPTextError, ParameterError
+from dptext.pipeline import Sanitizer, Segment
 from dptext.server.config import ServerConfig
 from dptext.server.errors import ApiError
 from dptext.server.request import ChatRequest
-from dptext.server.scheduler import chunks
+from dptext.server.scheduler import CHUNK_CHARS, chunks
 
 HEADER = "x-dptext-privacy"
-COMPOSITION = "basic composition per unit: epsilon_spent = freshly perturbed units x epsilon"
 CLEAR_ROLES = ("user", "tool")  # roles whose clear text the report points out
+SUMMED = ("memo_hits", "kept_by_policy", "clear_private_chars", "private_segments")
 
 
 @dataclass
@@ -53,36 +57,55 @@ class Perturbed:
         return json.dumps(compact, separators=(",", ":"), ensure_ascii=True)
 
 
-def has_dp_claim(claim: dict) -> bool:
-    return claim.get("kind") not in (None, "none") and claim.get("bound") is not None
+class RequestMemo:
+    """The memo protocol for the Sanitizer, routed to the staged memo of the request this thread serves."""
+
+    def __init__(self, memo) -> None:
+        self.memo = memo
+        self.local = threading.local()
+
+    def key(self, scope: str, settings: dict, text: str) -> bytes:
+        return self.memo.key(scope, settings, text)
+
+    def get(self, key: bytes) -> str | None:
+        return self.local.staged.get(key)
+
+    def put(self, key: bytes, text: str) -> None:
+        self.local.staged.put(key, text)
+
+
+def spec_of(cfg: ServerConfig):
+    from dptext.mechanisms.spec import MechanismSpec
+
+    p = cfg.privacy
+    try:
+        return MechanismSpec.from_dict({"mechanism": p.mechanism, "epsilon": p.epsilon, "space": p.space,
+                                        "oov": p.oov, "digits": p.digits, "punctuation": p.punctuation,
+                                        "seed": p.seed, "options": dict(p.options)})
+    except ParameterError as exc:
+        raise DPTextError(f"config privacy.{exc.param}: {exc}") from None
 
 
 class Perturber:
     def __init__(self, cfg: ServerConfig, memo=None) -> None:
-        from dptext.mechanisms import get_mechanism
-
         p = cfg.privacy
         self.mode = cfg.mode
         self.seed = p.seed
         self.max_units = cfg.limits.max_units
         self.memo = memo
+        spec = spec_of(cfg)
         try:
-            self.mech = get_mechanism(p.mechanism, epsilon=p.epsilon, space=p.space, oov=p.oov, digits=p.digits,
-                                      punctuation=p.punctuation, seed=p.seed, **p.options)
+            self.sanitizer = Sanitizer(spec, memo=RequestMemo(memo) if memo is not None else None)
         except ParameterError as exc:
             raise DPTextError(f"config privacy.{exc.param}: {exc}") from None
-        except DPTextError as exc:
-            raise DPTextError(f"config privacy: {exc} (see privacy.mechanism, privacy.epsilon, privacy.options)"
-                              ) from None
-        self.claim = self.mech.privacy().to_dict()
-        self.no_dp = not has_dp_claim(self.claim)
+        self.mech = self.sanitizer.mechanism
+        self.claim = self.sanitizer.claim
+        self.no_dp = self.sanitizer.no_dp_guarantee
         if self.no_dp and not p.allow_no_dp_claim:
             raise DPTextError(f"config privacy.mechanism: {self.mech.name!r} makes no differential-privacy claim "
                               "(frequent words such as names may pass unchanged); set "
                               "privacy.allow_no_dp_claim: true to serve it anyway")
-        self.contextual = bool(getattr(type(self.mech), "contextual", False)) or self.mech.name in (
-            "cape", "stencil", "punctuated-stencil", "dp-prompt")
-        self.settings = {**self.mech.settings(), "options": dict(p.options)}
+        self.contextual = bool(getattr(type(self.mech), "contextual", False))
         self.clear_note = {r: r not in p.private_roles for r in CLEAR_ROLES}
         self.mech.perturb("warm up")  # first call builds lazy tables before traffic arrives
 
@@ -95,10 +118,8 @@ class Perturber:
         for m in req.messages:
             pieces = []
             for seg in m.segments:
-                if not seg.private or not seg.text.strip():
-                    pieces.append((seg.text, False))
-                elif self.contextual:
-                    pieces.append((seg.text, True))
+                if not seg.private or not seg.text.strip() or self.contextual:
+                    pieces.append((seg.text, seg.private))
                 else:
                     pieces.extend((c, True) for c in chunks(seg.text))
             out.append(pieces)
@@ -108,48 +129,59 @@ class Perturber:
                 ) -> Perturbed:
         """Upstream messages (public parts unchanged, private ones perturbed or replayed) and the report.
 
-        ``gate(priority)`` is entered around each mechanism call (see :mod:`dptext.server.scheduler`).
+        ``gate(priority)`` is entered around each Sanitizer call (see :mod:`dptext.server.scheduler`).
         """
         rng = rng or self.rng()
-        memo = self.memo.staged() if self.memo is not None else None
+        staged = self.memo.staged() if self.memo is not None else None
         plan = self.plan(req)
+        private = [(i, j, text) for i, pieces in enumerate(plan) for j, (text, priv) in enumerate(pieces) if priv]
+        self.check_units([t for _, _, t in private], scope, staged)
         outputs: dict[tuple[int, int], str] = {}
-        todo: list[tuple[int, int, str, bytes | None]] = []
-        for i, pieces in enumerate(plan):
-            for j, (text, private) in enumerate(pieces):
-                if not private:
-                    continue
-                key = memo.key(scope, self.settings, text) if memo is not None else None
-                hit = memo.get(key) if memo is not None else None
-                if hit is not None:
-                    outputs[i, j] = hit
-                else:
-                    todo.append((i, j, text, key))
-        n_units = sum(len(self.mech.segment(text).pieces) for _, _, text, _ in todo)
+        reports = []
+        left = sum(len(t) for _, _, t in private)
+        for batch in _batches(private):
+            with gate(left):
+                if staged is not None:
+                    self.sanitizer.memo.local.staged = staged
+                out = self.sanitizer.sanitize([Segment(t, True) for _, _, t in batch], rng=rng, scope=scope)
+            left -= sum(len(t) for _, _, t in batch)
+            reports.append(out.report)
+            for (i, j, _), text in zip(batch, out.texts):
+                outputs[i, j] = text
+        messages = [{"role": m.role, "content": "".join(outputs.get((i, j), text)
+                                                         for j, (text, _) in enumerate(plan[i]))}
+                    for i, m in enumerate(req.messages)]
+        return Perturbed(messages, self.report(req, reports), staged)
+
+    def check_units(self, texts: list[str], scope: str, staged) -> None:
+        """413 when the texts that are not memo replays hold more units than ``limits.max_units``."""
+        settings = self.sanitizer.settings
+        fresh = [t for t in texts if t.strip() and (
+            staged is None or staged.memo.get(staged.key(scope, settings, t)) is None)]
+        n_units = sum(len(self.mech.segment(t).pieces) for t in fresh)
         if n_units > self.max_units:
             raise ApiError(413, f"the private text has {n_units} units to perturb, above this proxy's limit of "
                            f"{self.max_units} per request (limits.max_units); nothing was sent upstream",
                            code="too_many_units")
-        counts = {"perturbed": 0, "kept": 0, "dropped": 0}
-        kept_by_policy = 0
-        left = sum(len(t) for _, _, t, _ in todo)
-        for i, j, text, key in todo:
-            with gate(left):
-                res = self.mech.perturb(text, rng=rng)
-            left -= len(text)
-            for k, v in res.counts().items():
-                counts[k] += v
-            kept_by_policy += len(res.kept_units())
-            outputs[i, j] = res.text
-            if memo is not None:
-                memo.put(key, res.text)
-        messages = [{"role": m.role, "content": "".join(outputs.get((i, j), text)
-                                                         for j, (text, _) in enumerate(plan[i]))}
-                    for i, m in enumerate(req.messages)]
-        return Perturbed(messages, self.report(req, counts, kept_by_policy, memo), memo)
 
-    def report(self, req: ChatRequest, counts: dict, kept_by_policy: int, memo) -> dict:
-        spent = None if self.no_dp else counts["perturbed"] * self.mech.epsilon
+    def report(self, req: ChatRequest, reports: list[dict]) -> dict:
+        """The core's report summed over this request's Sanitizer calls, plus the chat-level fields."""
+        if reports:
+            rep = dict(reports[0])
+            rep["units"] = {k: sum(r["units"][k] for r in reports) for k in rep["units"]}
+            for k in SUMMED:
+                rep[k] = sum(r.get(k, 0) for r in reports)
+            rep["unperturbed_private"] = sum(r["unperturbed_private"] for r in reports)
+            spent = [r["epsilon_spent"] for r in reports if r["epsilon_spent"] is not None]
+            rep["epsilon_spent"] = max(spent) if spent else None
+        else:  # nothing private in this request
+            rep = {"mechanism": self.mech.name, "epsilon": self.mech.epsilon, "space": self.mech.space.name,
+                   "claim": self.claim, "units": {"perturbed": 0, "kept": 0, "dropped": 0}, "memo_hits": 0,
+                   "kept_by_policy": 0, "private_segments": 0, "epsilon_spent": 0.0, "unperturbed_private": 0,
+                   "no_dp_guarantee": self.no_dp}
+        if self.no_dp:
+            rep["epsilon_spent"] = None
+        rep.pop("public_segments", None)
         clear: dict[str, int] = {}
         for m in req.messages:
             if m.role in CLEAR_ROLES and any(not s.private and s.text.strip() for s in m.segments):
@@ -160,23 +192,23 @@ class Perturber:
         for role, n in clear.items():
             why = "is not in privacy.private_roles" if self.clear_note[role] else "holds text outside <private> tags"
             warnings.append(f"{n} {role} message(s) sent upstream partly or fully unperturbed: the role {why}")
-        if kept_by_policy:
-            warnings.append(f"{kept_by_policy} private unit(s) sent unchanged by policy (oov/digits: keep)")
-        return {
-            "mode": self.mode,
-            "mechanism": self.mech.name,
-            "epsilon": self.mech.epsilon,
-            "space": self.mech.space.name,
-            "claim": self.claim,
-            "no_dp_guarantee": self.no_dp,
-            "units": counts,
-            "kept_by_policy": kept_by_policy,
-            "private_spans": req.private_spans,
-            "private_messages": sum(1 for m in req.messages if m.private_chars),
-            "unperturbed_private": 0,  # every private segment is perturbed or replayed, or the request fails
-            "messages_in_clear": clear,
-            "memo_hits": memo.hits if memo is not None else 0,
-            "epsilon_spent": spent,
-            "composition": COMPOSITION,
-            "warnings": warnings,
-        }
+        if rep["kept_by_policy"]:
+            warnings.append(f"{rep['kept_by_policy']} private unit(s) sent unchanged by policy (oov/digits: keep)")
+        if rep.get("unperturbed_private"):
+            warnings.append(f"{rep['unperturbed_private']} private segment(s) sent without perturbation")
+        return {"mode": self.mode, **rep, "private_spans": req.private_spans,
+                "private_messages": sum(1 for m in req.messages if m.private_chars),
+                "messages_in_clear": clear, "warnings": warnings}
+
+
+def _batches(private: list[tuple[int, int, str]]) -> list[list[tuple[int, int, str]]]:
+    """Consecutive private pieces grouped into Sanitizer calls of at most about ``CHUNK_CHARS`` characters."""
+    out, size = [], 0
+    for item in private:
+        if out and size + len(item[2]) <= CHUNK_CHARS:
+            out[-1].append(item)
+            size += len(item[2])
+        else:
+            out.append([item])
+            size = len(item[2])
+    return out

@@ -21,8 +21,9 @@ spending has aged out. The check and the charge are one atomic step, so
 concurrent requests cannot overshoot together.
 
 State lives in SQLite (one row per charged request, and a running total per
-key), so totals and windows survive a restart. Rows older than the window are
-deleted; the running total keeps their sum.
+key), so totals and windows survive a restart; the window's rows are also
+kept in memory, so a charge costs one insert whatever the traffic. Rows older
+than the window are deleted; the running total keeps their sum.
 """
 
 from __future__ import annotations
@@ -84,13 +85,20 @@ class Accountant:
         self.totals = dict(self.db.execute("SELECT key, total FROM totals").fetchall())
         for key, total in self.totals.items():
             self.history[key] = deque([(now, total)], maxlen=HISTORY)
+        self.windows: dict[str, deque] = {}  # key -> (ts, eps) of the charges inside the window, oldest first
+        for key, ts, eps in self.db.execute("SELECT key, ts, eps FROM spend ORDER BY ts"):
+            self.windows.setdefault(key, deque()).append((ts, eps))
+        self._pruned = now
 
     def budget_of(self, key: str) -> float | None:
         return self.budgets.get(key, self.default_budget)
 
-    def _window(self, key: str, now: float) -> list[tuple[float, float]]:
-        return self.db.execute("SELECT ts, eps FROM spend WHERE key = ? AND ts > ? ORDER BY ts",
-                               (key, now - self.window_s)).fetchall()
+    def _window(self, key: str, now: float) -> deque:
+        """The key's charges inside the window ending at ``now`` (older ones dropped from memory)."""
+        rows = self.windows.setdefault(key, deque())
+        while rows and rows[0][0] <= now - self.window_s:
+            rows.popleft()
+        return rows
 
     def charge(self, key: str, epsilon: float) -> Charge:
         """Add ``epsilon`` to ``key`` (admitted only within its budget; raises :class:`BudgetExceeded`)."""
@@ -99,7 +107,7 @@ class Accountant:
         with self.lock:
             now = self.clock()
             rows = self._window(key, now)
-            spent = sum(e for _, e in rows)
+            spent = sum(e for _, e in rows) if budget is not None or epsilon > 0 else 0.0
             if budget is not None and epsilon > 0 and spent + epsilon > budget + 1e-9:
                 raise BudgetExceeded(key, epsilon, spent, budget, self.window_s,
                                      self._retry_after(rows, spent, epsilon, budget, now))
@@ -109,8 +117,11 @@ class Accountant:
                 self.db.execute("INSERT INTO spend (key, ts, eps) VALUES (?, ?, ?)", (key, now, epsilon))
                 self.db.execute("INSERT INTO totals (key, total) VALUES (?, ?) ON CONFLICT(key) "
                                 "DO UPDATE SET total = excluded.total", (key, total))
-                self.db.execute("DELETE FROM spend WHERE key = ? AND ts <= ?", (key, now - self.window_s))
+                if now - self._pruned > min(self.window_s, 60.0):
+                    self.db.execute("DELETE FROM spend WHERE ts <= ?", (now - self.window_s,))
+                    self._pruned = now
                 self.db.execute("COMMIT")
+                rows.append((now, epsilon))
                 self.totals[key] = total
                 self.history.setdefault(key, deque(maxlen=HISTORY)).append((now, total))
             return Charge(epsilon, total, spent + epsilon, budget)

@@ -107,10 +107,17 @@ class Perturber:
                               "privacy.allow_no_dp_claim: true to serve it anyway")
         self.contextual = bool(getattr(type(self.mech), "contextual", False))
         self.clear_note = {r: r not in p.private_roles for r in CLEAR_ROLES}
+        self._rngs = threading.local()
         self.mech.perturb("warm up")  # first call builds lazy tables before traffic arrives
 
     def rng(self) -> np.random.Generator:
-        return np.random.default_rng(self.seed)
+        """``default_rng(seed)`` when seeded; else this worker thread's generator (OS entropy, drawn once)."""
+        if self.seed is not None:
+            return np.random.default_rng(self.seed)
+        gen = getattr(self._rngs, "gen", None)
+        if gen is None:
+            gen = self._rngs.gen = np.random.default_rng()
+        return gen
 
     def plan(self, req: ChatRequest) -> list[list[tuple[str, bool]]]:
         """Per message, ``(text, private)`` pieces; long private segments cut into chunks."""
@@ -155,6 +162,8 @@ class Perturber:
 
     def check_units(self, texts: list[str], scope: str, staged) -> None:
         """413 when the texts that are not memo replays hold more units than ``limits.max_units``."""
+        if sum(len(t) for t in texts) <= self.max_units:  # a unit has at least one character
+            return
         settings = self.sanitizer.settings
         fresh = [t for t in texts if t.strip() and (
             staged is None or staged.memo.get(staged.key(scope, settings, t)) is None)]

@@ -131,3 +131,20 @@ def test_mechanisms_without_a_dp_claim_need_consent_and_every_report_says_so():
         assert any(w.startswith("no DP guarantee") for w in report["warnings"])
     assert json.loads(raw.headers["x-dptext-privacy"])["no_dp_guarantee"] is True
     assert raw.headers["x-dptext-epsilon-spent"] == "none"
+
+
+def test_entity_policy_is_stated_in_every_report_or_refused():
+    try:
+        import dptext.privacy.policy  # noqa: F401
+    except ModuleNotFoundError:  # the policy layer is not installed: asking for it must stop start-up
+        with pytest.raises(DPTextError, match="config privacy.policy: 'entities' needs dptext.privacy.policy"):
+            create_app(config("http://127.0.0.1:9/v1", privacy={"policy": "entities"}))
+        return
+    with pytest.raises(DPTextError, match="config privacy.policy"):
+        create_app(config("http://127.0.0.1:9/v1", privacy={"policy": "most"}))
+    text = "Please write to anna.berg@example.com about the meeting tomorrow morning"
+    with proxy(privacy={"policy": "entities", "policy_options": {"detectors": ["regex"]}}) as (client, rec):
+        r = client.chat.completions.create(model="x", messages=[{"role": "user", "content": text}])
+    out = sent_messages(rec)[0]["content"]
+    assert "anna.berg@example.com" not in out and out.endswith("about the meeting tomorrow morning")
+    assert any("sent in clear by policy entities" in w for w in r.model_extra["dptext"]["warnings"])

@@ -123,7 +123,8 @@ def snapshot(svc: Services) -> dict:
         row.setdefault("epsilon_spent", 0.0)
         row.setdefault("epsilon_history", [])
     return {"settings": {"mode": cfg.mode, "mechanism": m.name, "epsilon": m.epsilon, "space": m.space.name,
-                         "upstream_model": cfg.upstream.model, "policy": None},
+                         "upstream_model": cfg.upstream.model,
+                         "policy": svc.perturber.policy.describe() if svc.perturber.policy is not None else None},
             "keys": keys}
 
 

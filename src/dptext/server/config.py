@@ -81,6 +81,8 @@ class Privacy(_Strict):
     digits: Literal["random", "keep", "vocab"] = "random"
     punctuation: Literal["keep", "perturb"] = "keep"
     options: dict = Field(default_factory=dict)  # extra mechanism keyword arguments
+    policy: str = "all"  # which parts of private text are perturbed: all | entities | tiered
+    policy_options: dict = Field(default_factory=dict)  # e.g. entity_types, wordlist, entity_epsilon
     private_roles: tuple[str, ...] = ("user",)  # whole content of these roles is private
     allow_no_private_roles: bool = False  # required for private_roles: [] (then only <private> tags are private)
     tags_narrow_private_roles: bool = False  # true: in a private role, only the tagged spans are private

@@ -86,6 +86,23 @@ def spec_of(cfg: ServerConfig):
         raise DPTextError(f"config privacy.{exc.param}: {exc}") from None
 
 
+def policy_of(cfg: ServerConfig):
+    """The entity policy of ``privacy.policy`` (None for ``all`` without options: every private unit)."""
+    p = cfg.privacy
+    if p.policy == "all" and not p.policy_options:
+        return None
+    try:
+        from dptext.privacy.policy import get_policy
+    except ModuleNotFoundError as exc:
+        raise DPTextError(f"config privacy.policy: {p.policy!r} needs dptext.privacy.policy ({exc.name} missing)"
+                          ) from None
+    try:
+        return get_policy(p.policy, **p.policy_options)
+    except ParameterError as exc:
+        where = "policy" if exc.param == "policy" else f"policy_options.{exc.param}"
+        raise DPTextError(f"config privacy.{where}: {exc}") from None
+
+
 class Perturber:
     def __init__(self, cfg: ServerConfig, memo=None) -> None:
         p = cfg.privacy
@@ -94,10 +111,12 @@ class Perturber:
         self.max_units = cfg.limits.max_units
         self.memo = memo
         spec = spec_of(cfg)
+        self.policy = policy_of(cfg)
         try:
-            self.sanitizer = Sanitizer(spec, memo=RequestMemo(memo) if memo is not None else None)
+            self.sanitizer = Sanitizer(spec, policy=self.policy, memo=RequestMemo(memo) if memo is not None else None)
         except ParameterError as exc:
-            raise DPTextError(f"config privacy.{exc.param}: {exc}") from None
+            where = "policy" if exc.param == "policy" else exc.param
+            raise DPTextError(f"config privacy.{where}: {exc}") from None
         self.mech = self.sanitizer.mechanism
         self.claim = self.sanitizer.claim
         self.no_dp = self.sanitizer.no_dp_guarantee
@@ -201,6 +220,10 @@ class Perturber:
         for role, n in clear.items():
             why = "is not in privacy.private_roles" if self.clear_note[role] else "holds text outside <private> tags"
             warnings.append(f"{n} {role} message(s) sent upstream partly or fully unperturbed: the role {why}")
+        if rep.get("clear_private_chars"):
+            name = self.policy.describe().get("name") if self.policy is not None else "all"
+            warnings.append(f"{rep['clear_private_chars']} private character(s) sent in clear by policy {name}: "
+                            "the claim covers the detected spans only")
         if rep["kept_by_policy"]:
             warnings.append(f"{rep['kept_by_policy']} private unit(s) sent unchanged by policy (oov/digits: keep)")
         if rep.get("unperturbed_private"):

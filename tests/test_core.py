@@ -160,3 +160,13 @@ def test_mechanism_without_claim_is_flagged():
     r = s.sanitize([Segment(PRIVATE, True)]).report
     assert r["no_dp_guarantee"] is True and r["claim"]["bound"] is None
     assert any("no DP guarantee" in w for w in r["warnings"])
+
+
+def test_build_takes_a_loaded_space_only_when_it_is_the_named_one(spec):
+    from dptext.spaces import get_space
+
+    glove = get_space("glove-50d")
+    assert spec.space_name == "glove-50d" and spec.build(space=glove).space is glove
+    with pytest.raises(ParameterError) as err:
+        MechanismSpec(mechanism="rantext", epsilon=3).build(space=glove)  # rantext's space is cl100k-11k
+    assert err.value.param == "space"

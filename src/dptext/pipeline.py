@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from dptext.errors import DPTextError, PrivacyError
+from dptext.errors import DPTextError, ParameterError, PrivacyError
 from dptext.llm import get_backend
 from dptext.llm.prompts import Prompts, messages, render
 
@@ -71,6 +71,12 @@ class Sanitizer:
             raise DPTextError("Sanitizer needs a MechanismSpec or a mechanism object")
         self.policy, self.memo = policy, memo
         self.claim = self.mechanism.privacy().to_dict()
+        if policy is not None:
+            if self.claim.get("kind") == "document-dp" and policy.describe().get("name") != "all":
+                raise ParameterError("policy", f"policy {policy.describe().get('name')!r} perturbs spans one by "
+                                               f"one; {self.mechanism.name} rewrites whole documents (use 'all')")
+            if hasattr(policy, "validate"):
+                policy.validate(self.mechanism.epsilon)
         self.no_dp_guarantee = self.claim.get("bound") is None
         self._by_epsilon = {self.mechanism.epsilon: self.mechanism}
         self._lock = threading.Lock()
@@ -125,7 +131,7 @@ class Sanitizer:
                 results.append([])
                 continue
             out, seg_results = [], []
-            for start, end, private, epsilon, detector in self._plan(seg.text):
+            for start, end, private, epsilon, detector, label in self._plan(seg.text):
                 piece = seg.text[start:end]
                 if not private or not piece.strip():
                     rep["clear_private_chars"] += len(piece.strip()) if not private else 0
@@ -142,7 +148,8 @@ class Sanitizer:
                 if c["perturbed"] and mech.epsilon is not None:
                     spent = max(spent, float(mech.epsilon))
                 if detector is not None:
-                    rep["spans"].append({"detector": detector, "epsilon": mech.epsilon, "units": sum(c.values())})
+                    rep["spans"].append({"detector": detector, "label": label, "epsilon": mech.epsilon,
+                                         "units": sum(c.values())})
                 out.append(res.text)
                 seg_results.append(res)
             text = "".join(out)
@@ -151,7 +158,7 @@ class Sanitizer:
             texts.append(text)
             results.append(seg_results)
         report = {"mechanism": self.mechanism.name, "epsilon": self.mechanism.epsilon,
-                  "space": self.mechanism.space.name, "claim": self.claim, "units": counts, **rep,
+                  "space": getattr(self.mechanism.space, "name", None), "claim": self.claim, "units": counts, **rep,
                   "epsilon_spent": spent, "composition": "basic, per unit: a unit sent in k fresh requests "
                                                          "has spent k times its epsilon",
                   "unperturbed_private": 0, "no_dp_guarantee": self.no_dp_guarantee,
@@ -163,9 +170,9 @@ class Sanitizer:
         return Sanitized(texts, results, report)
 
     def _plan(self, text: str):
-        """(start, end, private, epsilon, detector) spans tiling ``text``."""
+        """(start, end, private, epsilon, detector, label) spans tiling ``text``."""
         if self.policy is None:
-            return [(0, len(text), True, None, None)]
+            return [(0, len(text), True, None, None, None)]
         spans = self.policy.plan(text)
         pos = 0
         out = []
@@ -173,7 +180,7 @@ class Sanitizer:
             if sp.start != pos or sp.end < sp.start:
                 raise PrivacyError(f"policy {self.policy.describe().get('name')!r} returned spans that do not "
                                    f"tile the text (gap or overlap at character {pos})")
-            out.append((sp.start, sp.end, sp.private, sp.epsilon, sp.detector))
+            out.append((sp.start, sp.end, sp.private, sp.epsilon, sp.detector, getattr(sp, "label", None)))
             pos = sp.end
         if pos != len(text):
             raise PrivacyError("policy spans do not cover the whole text")

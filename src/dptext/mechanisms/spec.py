@@ -110,7 +110,7 @@ class MechanismSpec:
                 object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
             except DPTextError as exc:
                 raise ParameterError("epsilon", str(exc)) from None
-        elif getattr(cls, "dp", False) and "eta" not in self.options:
+        elif getattr(cls, "dp", False) and not set(self.options) & set(getattr(cls, "epsilon_alternatives", ())):
             raise ParameterError("epsilon", f"mechanism {cls.name!r} needs epsilon")
         for name, allowed in CHOICES.items():
             value = getattr(self, name)
@@ -153,6 +153,11 @@ class MechanismSpec:
     def cls(self) -> type:
         return mechanism_class(self.mechanism)
 
+    @property
+    def space_name(self) -> str | None:
+        """The space this spec uses: the one named, else the mechanism's default."""
+        return self.space or getattr(self.cls, "default_space", None)
+
     def replace(self, **changes) -> "MechanismSpec":
         return dataclasses.replace(self, **changes)
 
@@ -163,9 +168,16 @@ class MechanismSpec:
         return {"mechanism": self.mechanism, "epsilon": self.epsilon, "space": self.space, "oov": self.oov,
                 "digits": self.digits, "punctuation": self.punctuation, "seed": self.seed, "options": opts}
 
-    def build(self, *, progress=None):
-        """The mechanism object (loads or builds its space on first use)."""
-        kwargs = {"space": self.space, "seed": self.seed, "oov": self.oov, "digits": self.digits,
+    def build(self, *, progress=None, space=None):
+        """The mechanism object (loads or builds its space on first use).
+
+        ``space``: an already-loaded space object to use instead of loading ``self.space`` (batch
+        workers pass a memory-mapped copy); it must be the space this spec names.
+        """
+        if space is not None and getattr(space, "name", None) != self.space_name:
+            raise ParameterError("space", f"space object {getattr(space, 'name', space)!r} is not "
+                                          f"{self.space_name!r}, the space of this spec")
+        kwargs = {"space": space if space is not None else self.space, "seed": self.seed, "oov": self.oov, "digits": self.digits,
                   "punctuation": self.punctuation, **self.options}
         if self.epsilon is not None:
             kwargs["epsilon"] = self.epsilon

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dptext.bench.measures import register_measure
+from dptext.bench.registry import register_measure
 
 
 def _summary(values: np.ndarray) -> dict:

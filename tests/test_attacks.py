@@ -172,14 +172,19 @@ def test_bound_prior_is_the_whole_private_corpus_not_the_targets(space, words):
 
 
 def test_bound_on_uniform_scores_the_private_mode_share(corpora, words):
-    """Uniform rows: the bound's top-1 is always the private mode, so ASR@1 equals, exactly, the share
-    of targets whose original is that mode."""
-    private, _ = corpora
+    """Uniform rows: the bound's top-1 is always the private corpus's most frequent unit, so ASR@1 equals,
+    exactly, the share of targets whose original is that unit. The mode is made a rare glove word (a high
+    index), so a rule that ignores the prior (ties broken towards low indices) cannot pass by accident."""
+    from collections import Counter
+
     mech = Uniform(epsilon=1, space="glove-50d", words=words, seed=0)
+    rare = mech.space.units[int(words[-1])]
+    private = corpora[0][:50] + [f"{rare} {rare}"] * 200
+    mode = Counter(w.casefold() for s in private for w in s.split()).most_common(1)[0][0]
+    assert mode == rare
     obs = observe(mech, private, rng=np.random.default_rng(3))
-    bound = get_attack("bayes-bound", mech, k=1).fit(private=private)
-    mode = mech.space.units[int(np.argmax(bound.prior))]  # the private corpus's most frequent unit
-    assert bound.evaluate(obs).success_at_1 == sum(t.casefold() == mode for t in obs.truth)
+    rep = get_attack("bayes-bound", mech, k=1).fit(private=private).evaluate(obs)
+    assert rep.success_at_1 == sum(t.casefold() == mode for t in obs.truth) == 400
 
 
 # ----- frequency inversion -----------------------------------------------------------------------------

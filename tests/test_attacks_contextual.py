@@ -92,13 +92,23 @@ def _paired(obs, rank_a, rank_b):
     return a, b, max(int((a != b).sum()), 1)
 
 
-def test_contextual_at_least_context_free_on_held_out_private_data(setting, contextual):
-    """On the private corpus (never seen by the detector, whose pairs come from shadow sanitizations), the
-    detector's re-scoring of the context-free pool does not lose: top-1 successes may trail the
-    context-free attack's by at most 2 standard errors of the paired difference. With pool = K = 5 the
+def test_contextual_detector_generalises_to_held_out_private_data(setting, contextual):
+    """The detector was trained on pairs from shadow sanitizations only. On pairs built the same way from
+    sanitizations of the private corpus (never seen), it scores the true original above the wrong guess:
+    Mann-Whitney AUC > 0.55 with one-sided p < 1e-3 (about 1,000 pairs; measured AUC ≈ 0.67). Its
+    re-scoring of the context-free pool then does not lose on the private corpus: top-1 successes may trail
+    the context-free attack's by at most 2 standard errors of the paired difference; with pool = K = 5 the
     re-scoring only reorders the pool, so ASR@K is exactly equal."""
+    from scipy import stats
+
     mech, private, shadow = setting
     att = contextual[0]
+    a, b, labels = att.training_pairs(private, np.random.default_rng(7))
+    p = att.detector.predict(a, b)
+    pos, neg = p[labels == 1], p[labels == 0]
+    test = stats.mannwhitneyu(pos, neg, alternative="greater")
+    auc = test.statistic / (len(pos) * len(neg))
+    assert len(labels) >= 800 and auc > 0.55 and test.pvalue < 1e-3, (auc, test.pvalue)
     obs = observe(mech, private, rng=np.random.default_rng(9), repeats=2)
     ctx_rank = att.rank(obs)
     cf_rank = get_attack("bayes", mech, k=5).fit(shadow).rank(obs)

@@ -36,3 +36,15 @@ def check_in_range(x, *, name: str, lo: float, hi: float) -> float:
 
 def check_probability(p, *, name: str) -> float:
     return check_in_range(p, name=name, lo=0.0, hi=1.0)
+
+
+class ParameterError(DPTextError):
+    """A bad setting, named: ``param`` is the setting's name (``epsilon``, ``options.n_buckets``...).
+
+    The CLI maps ``param`` to its flag and the proxy to its config field, so the
+    message a user sees names what they typed.
+    """
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(message)
+        self.param = param

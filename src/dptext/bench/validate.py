@@ -54,22 +54,12 @@ def measure_params(fn) -> tuple[set[str], bool]:
 
 
 def _mechanism_problem(name: str, epsilon, params: dict) -> str | None:
-    try:
-        from dptext.mechanisms.spec import MechanismSpec
-    except ImportError:
-        MechanismSpec = None
-    if MechanismSpec is not None:
-        opts = dict(params)
-        spec = {"mechanism": name, "epsilon": epsilon, "space": opts.pop("space", None), "options": opts}
-        try:
-            MechanismSpec.from_dict(spec)
-        except DPTextError as exc:
-            return f"mechanism {name!r}: {exc}"
-        return None
-    from dptext.mechanisms import MECHANISMS
+    from dptext.bench.inputs import mechanism_spec
 
-    if name.lower().replace("_", "-") not in MECHANISMS:
-        return f"unknown mechanism {name!r}; known: {', '.join(sorted(MECHANISMS))}"
+    try:
+        mechanism_spec(name, epsilon, params)
+    except DPTextError as exc:
+        return f"mechanism {name!r}: {exc}" if name not in str(exc) else str(exc)
     return None
 
 

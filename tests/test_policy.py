@@ -135,3 +135,13 @@ def test_detector_that_cannot_load_fails_closed():
     assert _private_text(pol.plan("to a@b.io"), "to a@b.io") == ["a@b.io"]
     fast = get_policy("entities", detectors="regex", spacy_model="en_core_web_sm_not_installed")
     assert _private_text(fast.plan("Ann Lee, a@b.io"), "Ann Lee, a@b.io") == ["a@b.io"]
+
+
+def test_spacy_vocabulary_does_not_keep_private_words_for_ever():
+    from dptext.privacy.detectors import SpacyDetector
+
+    det = SpacyDetector(["PERSON"])
+    det.max_new_strings = 5
+    det.detect("Zyxqpt Wobblefrob met Quxxerina Plonkwhistle at Snarfle Lane in Blorptown.")
+    assert "Plonkwhistle" not in det.nlp.vocab.strings
+    assert [d.label for d in det.detect("Maria Gonzalez called.")] == ["PERSON"]

@@ -35,13 +35,13 @@ _NLP: dict[str, object] = {}
 _NLP_LOCK = threading.Lock()
 
 
-def load_spacy(model: str = DEFAULT_SPACY_MODEL):
-    """The NER-only spaCy pipeline of installed package ``model`` (cached per process).
+def load_spacy(model: str = DEFAULT_SPACY_MODEL, *, fresh: bool = False):
+    """The NER-only spaCy pipeline of installed package ``model`` (cached per process; ``fresh``: reload).
 
     Any failure (spaCy or the model missing, a broken package) is a :class:`PrivacyError`.
     """
     with _NLP_LOCK:
-        nlp = _NLP.get(model)
+        nlp = None if fresh else _NLP.get(model)
         if nlp is None:
             try:
                 import spacy
@@ -58,21 +58,32 @@ def load_spacy(model: str = DEFAULT_SPACY_MODEL):
 
 
 class SpacyDetector:
-    """Named entities of the labels in ``labels`` from spaCy package ``model``."""
+    """Named entities of the labels in ``labels`` from spaCy package ``model``.
+
+    spaCy keeps every new word it sees in its vocabulary's string store, so a
+    long-running process would accumulate private words in memory; once
+    ``max_new_strings`` strings have been added the pipeline is reloaded.
+    """
 
     name = "spacy"
+    max_new_strings = 100_000
 
     def __init__(self, labels, model: str = DEFAULT_SPACY_MODEL) -> None:
         self.model = model
         self.labels = frozenset(labels)
         self.nlp = load_spacy(model)
+        self._baseline = len(self.nlp.vocab.strings)
         self._lock = threading.Lock()  # a spaCy pipeline mutates its string store while parsing
 
     def detect(self, text: str) -> list[Detection]:
         with self._lock:
             doc = self.nlp(text)
-        return [Detection(e.start_char, e.end_char, e.label_, self.name) for e in doc.ents
-                if e.label_ in self.labels]
+            out = [Detection(e.start_char, e.end_char, e.label_, self.name) for e in doc.ents
+                   if e.label_ in self.labels]
+            if len(self.nlp.vocab.strings) - self._baseline > self.max_new_strings:
+                self.nlp = load_spacy(self.model, fresh=True)
+                self._baseline = len(self.nlp.vocab.strings)
+        return out
 
 
 _WORD = re.compile(r"\w+(?:['’-]\w+)*")

@@ -46,6 +46,9 @@ class LossyMapper(Mechanism):
     dp = False  # no differential-privacy claim
 
     default_space = "smollm2"
+    contextual = False
+    dp = False
+    params = {"key": None}
 
     def __init__(self, *, epsilon: float | None = None, key: int | str | None = None, **kwargs) -> None:
         super().__init__(epsilon=1.0 if epsilon is None else epsilon, **kwargs)

@@ -15,8 +15,11 @@ Per level: requests/s, client latency p50 / p99, and for the proxy the added
 p50 (proxy p50 - direct p50) and throughput as a share of direct.
 ``--before REV`` also runs the proxy of git revision REV (its ``src`` tree
 from ``git archive``) in the same run, for a before/after table.
-``--profile`` runs the current proxy under cProfile during the 50-client
-level and prints its top functions by cumulative time.
+``--profile`` runs the current proxy under cProfile (its event-loop thread) at
+the largest level and prints its top functions by own time. The last line is
+the floor: the core alone (``Sanitizer.sanitize`` in this process, warm) per
+prompt, which bounds the added latency from below and, with one perturbation
+slot, the proxy's throughput from above.
 
 Targets (issue "Model-bound speed"): added p50 <= 3 ms at 1 client; at 50
 clients, throughput >= 80 % of direct and added p50 <= 10 ms. The machine's
@@ -84,6 +87,22 @@ def wait_up(url: str, proc: subprocess.Popen, log: Path, what: str) -> None:
         time.sleep(0.2)
 
 
+PROFILED = '''
+import cProfile, signal, sys
+from dptext.cli import main
+def stop(*_):  # uvicorn re-raises SIGTERM after its graceful shutdown: end here so the profile is written
+    raise SystemExit(0)
+signal.signal(signal.SIGTERM, stop)
+prof = cProfile.Profile()
+prof.enable()
+try:
+    main(sys.argv[2:])
+finally:
+    prof.disable()
+    prof.dump_stats(sys.argv[1])
+'''
+
+
 def start(stack: ExitStack, cmd: list[str], env: dict, url: str, what: str, tmp: Path) -> None:
     from llama_server import stop_process
 
@@ -91,7 +110,7 @@ def start(stack: ExitStack, cmd: list[str], env: dict, url: str, what: str, tmp:
     out = stack.enter_context(open(log, "wb"))
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env={**os.environ, **env}, cwd=tmp)
-    stack.callback(stop_process, proc, 20)
+    stack.callback(stop_process, proc, 60)
     wait_up(url, proc, log, what)
 
 
@@ -123,8 +142,9 @@ def start_proxy(stack: ExitStack, tmp: Path, upstream: str, epsilon: float, src:
     path.write_text(json.dumps(cfg))  # JSON is YAML
     port = free_port()
     cmd = [sys.executable, "-m", "dptext.cli", "serve", "--config", str(path), "--port", str(port)]
-    if profile:
-        cmd = [sys.executable, "-m", "cProfile", "-o", str(tmp / "proxy.prof"), "-m", "dptext.cli", *cmd[3:]]
+    if profile:  # the event loop's thread, dumped when uvicorn has shut down
+        (tmp / "profiled.py").write_text(PROFILED)
+        cmd = [sys.executable, str(tmp / "profiled.py"), str(tmp / "proxy.prof"), *cmd[3:]]
     env = {"PYTHONPATH": str(src), "DPTEXT_CACHE_DIR": os.environ.get("DPTEXT_CACHE_DIR", str(ROOT / ".dptext-cache"))}
     start(stack, cmd, env, f"http://127.0.0.1:{port}/healthz", name, tmp)
     return f"http://127.0.0.1:{port}/v1"
@@ -173,6 +193,25 @@ async def run_level(url: str, clients: int, total: int, bodies: list[bytes]) -> 
             "p50_ms": round(float(np.percentile(a, 50)), 2), "p99_ms": round(float(np.percentile(a, 99)), 2)}
 
 
+def perturb_floor(epsilon: float, bodies: list[bytes], n: int = 100) -> float:
+    """Milliseconds per prompt of the core alone (``Sanitizer.sanitize``, warm, one thread): the proxy's floor.
+
+    One perturbation slot serves requests one after another, so ``1000 / floor`` requests/s is also the
+    ceiling of the proxy's throughput for these prompts on this machine.
+    """
+    from dptext.mechanisms.spec import MechanismSpec
+    from dptext.pipeline import Sanitizer, Segment
+
+    s = Sanitizer(MechanismSpec(mechanism="rantext", epsilon=epsilon))
+    texts = [json.loads(b)["messages"][1]["content"] for b in bodies]
+    for t in texts[:20]:
+        s.sanitize([Segment(t, True)])
+    t0 = time.perf_counter()
+    for t in texts[20:20 + n]:
+        s.sanitize([Segment(t, True)])
+    return (time.perf_counter() - t0) / n * 1000
+
+
 def archive_src(rev: str, tmp: Path) -> Path:
     blob = subprocess.run(["git", "archive", rev, "src"], cwd=ROOT, capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
@@ -184,7 +223,7 @@ def print_profile(path: Path, n: int = 25) -> None:
     import pstats
 
     s = io.StringIO()
-    pstats.Stats(str(path), stream=s).sort_stats("cumulative").print_stats(n)
+    pstats.Stats(str(path), stream=s).sort_stats("tottime").print_stats(n)
     print(s.getvalue())
 
 
@@ -219,6 +258,7 @@ def main() -> None:
                 url = start_proxy(proxy_stack, tmp, upstream, args.epsilon, ROOT / "src", "profiled", True, True)
                 asyncio.run(run_level(url, max(levels), args.requests, bodies))
             print_profile(tmp / "proxy.prof")
+    floor = perturb_floor(args.epsilon, bodies)
     direct = {r["clients"]: r for r in rows["direct"]}
     for name, rs in rows.items():
         for r in rs:
@@ -226,7 +266,7 @@ def main() -> None:
             r["added_p50_ms"] = round(r["p50_ms"] - d["p50_ms"], 2)
             r["throughput_vs_direct"] = round(r["req_per_s"] / d["req_per_s"], 3)
     if args.json:
-        print(json.dumps({"load_average": load, "rows": rows}, indent=2))
+        print(json.dumps({"load_average": load, "perturb_floor_ms": floor, "rows": rows}, indent=2))
         return
     print(f"proxy overhead vs direct: mock upstream, RANTEXT eps={args.epsilon:g}, 100-word prompts, "
           f"{args.requests} requests per level; {os.cpu_count()} CPUs, load average during the runs "
@@ -237,6 +277,8 @@ def main() -> None:
         for r in rs:
             print(f"{name:<22}{r['clients']:>8}{r['req_per_s']:>10}{r['p50_ms']:>10}{r['p99_ms']:>10}"
                   f"{r['added_p50_ms']:>11}{r['throughput_vs_direct']:>11}{r['errors']:>8}")
+    print(f"floor: the core alone (Sanitizer.sanitize, warm, in process) takes {floor:.2f} ms per prompt here, "
+          f"i.e. at most {1000 / floor:.0f} prompts/s through one perturbation slot")
     print("targets: added p50 <= 3 ms at 1 client; at 50 clients >= 0.8 of direct throughput and added p50 <= 10 ms")
 
 

@@ -23,19 +23,16 @@ sizes, counts, reason codes and timings only, never message text.
 
 from __future__ import annotations
 
-import logging
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import PlainTextResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dptext.server.config import ServerConfig
 from dptext.server.errors import ApiError
 from dptext.server.handler import ChatHandler, Services
 from dptext.server.privacy import Perturber
-
-log = logging.getLogger("dptext.server")
 
 
 def create_app(cfg: ServerConfig, *, perturber: Perturber | None = None, extractor=None) -> FastAPI:

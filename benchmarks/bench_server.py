@@ -160,17 +160,17 @@ def prompts(n: int, seed: int = 7) -> list[bytes]:
     return out
 
 
-async def run_level(url: str, clients: int, total: int, bodies: list[bytes]) -> dict:
+async def run_level(url: str, clients: int, total: int, bodies) -> dict:
+    """``bodies``: an iterator of request bodies, each used once (the memo never replays one)."""
     per_client = max(1, total // clients)
     lat: list[float] = []
     errors = 0
     headers = {"authorization": f"Bearer {KEY}", "content-type": "application/json"}
-    counter = iter(range(10**9))
 
     async def worker(c: httpx.AsyncClient, n: int, keep: bool):
         nonlocal errors
         for _ in range(n):
-            body = bodies[next(counter) % len(bodies)]
+            body = next(bodies)
             t = time.perf_counter()
             r = await c.post(url + "/chat/completions", content=body, headers=headers)
             dt = time.perf_counter() - t
@@ -203,7 +203,7 @@ def perturb_floor(epsilon: float, bodies: list[bytes], n: int = 100) -> float:
     from dptext.pipeline import Sanitizer, Segment
 
     s = Sanitizer(MechanismSpec(mechanism="rantext", epsilon=epsilon))
-    texts = [json.loads(b)["messages"][1]["content"] for b in bodies]
+    texts = [json.loads(b)["messages"][1]["content"] for b in bodies[:n + 20]]
     for t in texts[:20]:
         s.sanitize([Segment(t, True)])
     t0 = time.perf_counter()
@@ -237,7 +237,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
-    bodies = prompts(max(args.requests + 200, 500))
+    bodies = prompts(len(levels) * args.requests + 2 * sum(levels) + 200)
     rows: dict[str, list[dict]] = {}
     load = [os.getloadavg()[0]]
     with ExitStack() as stack:
@@ -251,12 +251,13 @@ def main() -> None:
             with ExitStack() as proxy_stack:
                 url = upstream if src is None else start_proxy(proxy_stack, tmp, upstream, args.epsilon, src,
                                                                name.split()[0], name == "after")
-                rows[name] = [asyncio.run(run_level(url, n, args.requests, bodies)) for n in levels]
+                fresh = iter(bodies)  # every proxy run sees the same prompts, each once
+                rows[name] = [asyncio.run(run_level(url, n, args.requests, fresh)) for n in levels]
             load.append(os.getloadavg()[0])
         if args.profile:
             with ExitStack() as proxy_stack:
                 url = start_proxy(proxy_stack, tmp, upstream, args.epsilon, ROOT / "src", "profiled", True, True)
-                asyncio.run(run_level(url, max(levels), args.requests, bodies))
+                asyncio.run(run_level(url, max(levels), args.requests, iter(bodies)))
             print_profile(tmp / "proxy.prof")
     floor = perturb_floor(args.epsilon, bodies)
     direct = {r["clients"]: r for r in rows["direct"]}

@@ -126,7 +126,11 @@ def snapshot(svc: Services) -> dict:
 
 
 def _mount_dashboard(app: FastAPI, svc: Services) -> None:
-    """``GET /dashboard`` from ``dptext.web.dashboard``, behind the proxy's keys."""
+    """``GET /dashboard`` from ``dptext.web.dashboard``; its data route (``/dashboard/data``) behind the keys.
+
+    The page and its assets hold no data (a browser cannot send a bearer key on a navigation); the page asks
+    for a key when the data route answers 401.
+    """
     from fastapi import Depends
 
     try:
@@ -142,4 +146,4 @@ def _mount_dashboard(app: FastAPI, svc: Services) -> None:
         except ApiError as exc:
             raise StarletteHTTPException(exc.status, exc.message) from None
 
-    app.include_router(make_router(lambda: snapshot(svc)), dependencies=[Depends(require_key)])
+    app.include_router(make_router(lambda: snapshot(svc), data_dependencies=[Depends(require_key)]))

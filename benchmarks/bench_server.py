@@ -212,6 +212,52 @@ def perturb_floor(epsilon: float, bodies: list[bytes], n: int = 100) -> float:
     return (time.perf_counter() - t0) / n * 1000
 
 
+def breakdown(epsilon: float, bodies: list[bytes], tmp: Path, n: int = 100) -> dict[str, float]:
+    """Milliseconds per request of each step of the proxy's path, run in this process (no sockets)."""
+    import logging
+
+    from dptext.server import config_from_dict, hash_key
+    from dptext.server.handler import Services
+    from dptext.server.request import decode_body, parse_request
+    from dptext.server.scheduler import ungated
+
+    cfg = config_from_dict({"upstream": {"base_url": "http://127.0.0.1:9/v1", "model": "mock"},
+                            "privacy": {"mechanism": "rantext", "epsilon": epsilon}, "state_dir": str(tmp / "bd"),
+                            "auth": {"keys": [{"id": "bench", "sha256": hash_key(KEY)}]}})
+    svc = Services.build(cfg)
+    log = logging.getLogger("bench.breakdown")
+    log.addHandler(logging.NullHandler())
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    reply = {"id": "x", "object": "chat.completion", "model": "mock",
+             "choices": [{"index": 0, "message": {"role": "assistant", "content": "Noted."}}]}
+    steps = dict.fromkeys(("json + parse", "perturb (core)", "memo + accounting", "upstream payload json",
+                           "response json", "log line"), 0.0)
+    warm = [b for b in bodies[-20:]]
+    for b in warm:
+        svc.perturber.perturb(ungated, parse_request(decode_body(b), cfg), "warm")
+    for b in bodies[:n]:
+        t0 = time.perf_counter()
+        req = parse_request(decode_body(b), cfg)
+        t1 = time.perf_counter()
+        p = svc.perturber.perturb(ungated, req, "bench")
+        t2 = time.perf_counter()
+        svc.accountant.charge("bench", p.report["epsilon_spent"] or 0.0)
+        p.memo.commit()
+        t3 = time.perf_counter()
+        json.dumps({"model": "mock", "messages": p.messages, **req.params}).encode()
+        t4 = time.perf_counter()
+        json.dumps({**reply, "dptext": p.report}, ensure_ascii=False).encode()
+        p.header()
+        t5 = time.perf_counter()
+        log.info("request id=%s key=%s status=%s code=%s bytes=%d messages=%d private_chars=%d", "dpt-x", "bench",
+                 200, "-", len(b), 2, 600)
+        t6 = time.perf_counter()
+        for k, dt in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)):
+            steps[k] += dt * 1000 / n
+    return steps
+
+
 def archive_src(rev: str, tmp: Path) -> Path:
     blob = subprocess.run(["git", "archive", rev, "src"], cwd=ROOT, capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
@@ -259,6 +305,7 @@ def main() -> None:
                 url = start_proxy(proxy_stack, tmp, upstream, args.epsilon, ROOT / "src", "profiled", True, True)
                 asyncio.run(run_level(url, max(levels), args.requests, iter(bodies)))
             print_profile(tmp / "proxy.prof")
+        steps = breakdown(args.epsilon, bodies, tmp)
     floor = perturb_floor(args.epsilon, bodies)
     direct = {r["clients"]: r for r in rows["direct"]}
     for name, rs in rows.items():
@@ -267,7 +314,7 @@ def main() -> None:
             r["added_p50_ms"] = round(r["p50_ms"] - d["p50_ms"], 2)
             r["throughput_vs_direct"] = round(r["req_per_s"] / d["req_per_s"], 3)
     if args.json:
-        print(json.dumps({"load_average": load, "perturb_floor_ms": floor, "rows": rows}, indent=2))
+        print(json.dumps({"load_average": load, "perturb_floor_ms": floor, "steps_ms": steps, "rows": rows}, indent=2))
         return
     print(f"proxy overhead vs direct: mock upstream, RANTEXT eps={args.epsilon:g}, 100-word prompts, "
           f"{args.requests} requests per level; {os.cpu_count()} CPUs, load average during the runs "
@@ -278,6 +325,8 @@ def main() -> None:
         for r in rs:
             print(f"{name:<22}{r['clients']:>8}{r['req_per_s']:>10}{r['p50_ms']:>10}{r['p99_ms']:>10}"
                   f"{r['added_p50_ms']:>11}{r['throughput_vs_direct']:>11}{r['errors']:>8}")
+    print("per-request steps of the proxy in process (ms): "
+          + ", ".join(f"{k} {v:.2f}" for k, v in steps.items()))
     print(f"floor: the core alone (Sanitizer.sanitize, warm, in process) takes {floor:.2f} ms per prompt here, "
           f"i.e. at most {1000 / floor:.0f} prompts/s through one perturbation slot")
     print("targets: added p50 <= 3 ms at 1 client; at 50 clients >= 0.8 of direct throughput and added p50 <= 10 ms")

@@ -1,28 +1,212 @@
-"""InferDPT: private inference through a black-box LLM (SPEC section 2).
+"""The one core: private segments in, perturbed segments plus one privacy report out.
 
-1. perturb the private document with a DP mechanism (locally);
-2. send ``instruction + perturbed document`` to the remote chat model and
-   receive the perturbed generation (the only step that may leave the machine);
-3. a local model reads the raw document and the perturbed generation and writes
-   the final output (extraction).
+Every path that sends text somewhere (``dptext infer``, the proxy, batch jobs,
+sweeps) calls this module:
 
-Fail closed: if step 1 fails for any reason a :class:`PrivacyError` is raised
-before any backend is called, so the raw document reaches no endpoint. The
-remote messages are built from the public instruction, the prompt templates
-and the perturbed text only; the local model must run on this machine
-(in-process, or an HTTP server on loopback).
+* :class:`Sanitizer` perturbs the private segments of a request with one
+  mechanism (built once from a :class:`~dptext.mechanisms.spec.MechanismSpec`),
+  optionally through a policy (which parts of a private segment are perturbed,
+  at which ε) and a memo (the same private text from the same scope gets the
+  same perturbation, so repeats do not compose). It fails closed: any error
+  becomes a :class:`~dptext.errors.PrivacyError` and no output at all.
+* :func:`remote_messages` and :func:`extraction_messages` are the one home of
+  the InferDPT prompts (instruction + perturbed document for the remote model;
+  raw document + remote generation for the local one), and
+  :func:`require_local` the one check that the local model runs here.
+* :class:`InferDPT` chains them (see ``docs/algorithms.md``, "InferDPT").
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from dptext.errors import DPTextError, PrivacyError
+from dptext.errors import DPTextError, ParameterError, PrivacyError
 from dptext.llm import get_backend
 from dptext.llm.prompts import Prompts, messages, render
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of a request: its text and whether it is private."""
+
+    text: str
+    private: bool
+
+
+@dataclass
+class Sanitized:
+    """What :meth:`Sanitizer.sanitize` returns: one output text per input segment, and the report."""
+
+    texts: list[str]
+    results: list[list]  # per segment: the PerturbResult of each perturbed span (empty for public segments)
+    report: dict
+
+    def units(self, i: int = 0) -> list[dict]:
+        """Per-unit records of segment ``i`` (``original``, ``output``, ``action``, ``reason``...)."""
+        return [u for r in self.results[i] for u in r.to_dict()["units"]]
+
+
+class Sanitizer:
+    """Perturb the private segments of requests with one mechanism; thread-safe, fail closed.
+
+    ``spec``: a :class:`~dptext.mechanisms.spec.MechanismSpec` or a mechanism object.
+    ``policy``: ``None`` (every private unit is perturbed) or a policy from
+    :func:`dptext.privacy.policy.get_policy` (which spans of private text are perturbed, at which ε).
+    ``memo``: an object with ``key(scope, settings, text) -> bytes``, ``get(key) -> str | None`` and
+    ``put(key, text)``: the same private text in the same scope is then sent the same way every time.
+    """
+
+    def __init__(self, spec, *, policy=None, memo=None, progress=None) -> None:
+        from dptext.mechanisms.spec import MechanismSpec
+
+        if isinstance(spec, MechanismSpec):
+            self.spec, self.mechanism = spec, spec.build(progress=progress)
+        elif callable(getattr(spec, "perturb", None)):
+            self.spec, self.mechanism = None, spec
+        else:
+            raise DPTextError("Sanitizer needs a MechanismSpec or a mechanism object")
+        self.policy, self.memo = policy, memo
+        self.claim = self.mechanism.privacy().to_dict()
+        if policy is not None:
+            if self.claim.get("kind") == "document-dp" and policy.describe().get("name") != "all":
+                raise ParameterError("policy", f"policy {policy.describe().get('name')!r} perturbs spans one by "
+                                               f"one; {self.mechanism.name} rewrites whole documents (use 'all')")
+            if hasattr(policy, "validate"):
+                policy.validate(self.mechanism.epsilon)
+        self.no_dp_guarantee = self.claim.get("bound") is None
+        self._by_epsilon = {self.mechanism.epsilon: self.mechanism}
+        self._lock = threading.Lock()
+        settings = self.spec.to_dict() if self.spec is not None else self.mechanism.settings()
+        self.settings = {**settings, "seed": None, "policy": self.policy.describe() if self.policy else "all"}
+
+    def _mechanism_at(self, epsilon):
+        """The mechanism at ``epsilon`` (a policy may spend a different ε on some spans)."""
+        if epsilon is None or epsilon == self.mechanism.epsilon:
+            return self.mechanism
+        if epsilon not in self._by_epsilon:
+            if self.spec is None:
+                raise PrivacyError("a policy asked for another epsilon; build the Sanitizer from a MechanismSpec")
+            self._by_epsilon[epsilon] = self.spec.replace(epsilon=epsilon).build()
+        return self._by_epsilon[epsilon]
+
+    def sanitize(self, segments: Sequence[Segment], *, rng: np.random.Generator | None = None,
+                 scope: str = "") -> Sanitized:
+        """Public segments unchanged, private ones perturbed; any failure raises PrivacyError."""
+        try:
+            with self._lock:
+                return self._sanitize(list(segments), rng, scope)
+        except PrivacyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - fail closed on anything
+            raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
+
+    def _sanitize(self, segments: list[Segment], rng, scope: str) -> Sanitized:
+        counts = {"perturbed": 0, "kept": 0, "dropped": 0}
+        rep = {"private_segments": 0, "public_segments": 0, "memo_hits": 0, "kept_by_policy": 0,
+               "clear_private_chars": 0, "spans": []}
+        spent = 0.0
+        texts, results = [], []
+        for seg in segments:
+            if not isinstance(seg.text, str):
+                raise DPTextError(f"segment text must be str, not {type(seg.text).__name__}")
+            if not seg.private:
+                rep["public_segments"] += 1
+                texts.append(seg.text)
+                results.append([])
+                continue
+            rep["private_segments"] += 1
+            if not seg.text.strip():
+                texts.append(seg.text)
+                results.append([])
+                continue
+            key = self.memo.key(scope, self.settings, seg.text) if self.memo is not None else None
+            hit = self.memo.get(key) if key is not None else None
+            if hit is not None:
+                rep["memo_hits"] += 1
+                texts.append(hit)
+                results.append([])
+                continue
+            out, seg_results = [], []
+            for start, end, private, epsilon, detector, label in self._plan(seg.text):
+                piece = seg.text[start:end]
+                if not private or not piece.strip():
+                    rep["clear_private_chars"] += len(piece.strip()) if not private else 0
+                    out.append(piece)
+                    continue
+                mech = self._mechanism_at(epsilon)
+                res = mech.perturb(piece, rng=rng)
+                if not isinstance(res.text, str):
+                    raise TypeError(f"mechanism returned {type(res.text).__name__}, not text")
+                c = res.counts()
+                for k in counts:
+                    counts[k] += c[k]
+                rep["kept_by_policy"] += len(res.kept_units())
+                if c["perturbed"] and mech.epsilon is not None:
+                    spent = max(spent, float(mech.epsilon))
+                if detector is not None:
+                    rep["spans"].append({"detector": detector, "label": label, "epsilon": mech.epsilon,
+                                         "units": sum(c.values())})
+                out.append(res.text)
+                seg_results.append(res)
+            text = "".join(out)
+            if key is not None:
+                self.memo.put(key, text)
+            texts.append(text)
+            results.append(seg_results)
+        report = {"mechanism": self.mechanism.name, "epsilon": self.mechanism.epsilon,
+                  "space": getattr(self.mechanism.space, "name", None), "claim": self.claim, "units": counts, **rep,
+                  "epsilon_spent": spent, "composition": "basic, per unit: a unit sent in k fresh requests "
+                                                         "has spent k times its epsilon",
+                  "unperturbed_private": 0, "no_dp_guarantee": self.no_dp_guarantee,
+                  "policy": self.policy.describe() if self.policy is not None else {"name": "all"}}
+        if not rep["spans"]:
+            del report["spans"]
+        if self.no_dp_guarantee:
+            report["warnings"] = ["no DP guarantee: this mechanism makes no differential-privacy claim"]
+        return Sanitized(texts, results, report)
+
+    def _plan(self, text: str):
+        """(start, end, private, epsilon, detector, label) spans tiling ``text``."""
+        if self.policy is None:
+            return [(0, len(text), True, None, None, None)]
+        spans = self.policy.plan(text)
+        pos = 0
+        out = []
+        for sp in spans:
+            if sp.start != pos or sp.end < sp.start:
+                raise PrivacyError(f"policy {self.policy.describe().get('name')!r} returned spans that do not "
+                                   f"tile the text (gap or overlap at character {pos})")
+            out.append((sp.start, sp.end, sp.private, sp.epsilon, sp.detector, getattr(sp, "label", None)))
+            pos = sp.end
+        if pos != len(text):
+            raise PrivacyError("policy spans do not cover the whole text")
+        return out
+
+
+def require_local(backend, what: str = "the local model") -> None:
+    """Refuse a backend that would take raw private text off this machine."""
+    if not getattr(backend, "is_local", False):
+        raise PrivacyError(f"{what} must run on this machine (in process, or an http:// endpoint on loopback); "
+                           f"{backend!r} would receive the raw document")
+
+
+def remote_messages(prompts: Prompts, task: str, instruction: str, perturbed: str) -> list[dict]:
+    """Remote step input: the public instruction and the PERTURBED document only."""
+    template = prompts.remote_continue if task == "continue" else prompts.remote_answer
+    return messages(prompts.remote_system, render(template, instruction=instruction, document=perturbed))
+
+
+def extraction_messages(prompts: Prompts, task: str, instruction: str, document: str,
+                        generation: str) -> list[dict]:
+    """Local step input: the raw document and the remote's (perturbed) generation."""
+    template = prompts.extract_continue if task == "continue" else prompts.extract_answer
+    return messages(prompts.local_system,
+                    render(template, instruction=instruction, document=document, generation=generation))
+
 
 TASKS = ("continue", "answer")
 STAGES = ("perturb", "remote", "extract")
@@ -73,19 +257,27 @@ def _clean(text: str, label: str) -> str:
 
 
 class InferDPT:
-    """``InferDPT(mechanism, remote, local)``; backends are ChatModel objects or specs for ``get_backend``."""
+    """``InferDPT(mechanism, remote, local)``; backends are ChatModel objects or specs for ``get_backend``.
+
+    ``mechanism`` is a mechanism object, a :class:`~dptext.mechanisms.spec.MechanismSpec` or a
+    :class:`Sanitizer` (to add a policy); perturbation goes through :class:`Sanitizer` either way.
+    """
 
     def __init__(self, mechanism, remote=None, local=None, *, prompts: Prompts | None = None,
                  max_tokens: int = 100, temperature: float = 0.7, extract_max_tokens: int | None = None,
                  extract_temperature: float = 0.3) -> None:
-        if not callable(getattr(mechanism, "perturb", None)):
+        from dptext.mechanisms.spec import MechanismSpec
+
+        if isinstance(mechanism, Sanitizer):
+            self.sanitizer = mechanism
+        elif isinstance(mechanism, MechanismSpec) or callable(getattr(mechanism, "perturb", None)):
+            self.sanitizer = Sanitizer(mechanism)
+        else:
             raise DPTextError("mechanism must be a Mechanism object (see dptext.mechanisms.get_mechanism)")
-        self.mechanism = mechanism
+        self.mechanism = self.sanitizer.mechanism
         self.remote = get_backend(remote)
         self.local = get_backend(local)
-        if not getattr(self.local, "is_local", False):
-            raise PrivacyError(f"the local model must run on this machine (in-process or on loopback); "
-                               f"{self.local!r} would receive the raw document")
+        require_local(self.local)
         self.prompts = prompts or Prompts()
         self.max_tokens = int(max_tokens)
         self.extract_max_tokens = int(extract_max_tokens or max_tokens)
@@ -96,41 +288,30 @@ class InferDPT:
     @classmethod
     def from_options(cls, *, mechanism: str = "rantext", epsilon=3, space: str | None = None,
                      remote=None, remote_model: str | None = None, remote_options: dict | None = None,
-                     local=None, seed: int | None = None, progress=None, **kwargs) -> "InferDPT":
-        """Build the mechanism by name, then the pipeline (the CLI's path)."""
-        from dptext.mechanisms import get_mechanism
+                     local=None, seed: int | None = None, progress=None, policy=None, **kwargs) -> "InferDPT":
+        """Build the mechanism from its settings, then the pipeline (the CLI's path)."""
+        from dptext.mechanisms.spec import MechanismSpec
 
-        mech = get_mechanism(mechanism, epsilon=epsilon, space=space, seed=seed, progress=progress)
+        spec = MechanismSpec(mechanism=mechanism, epsilon=epsilon, space=space, seed=seed)
         if remote_model is not None and (remote is None or "://" not in str(remote)):
             raise DPTextError("--remote-model applies to an http(s):// remote endpoint only")
         remote_backend = get_backend(remote, model=remote_model, **(remote_options or {}))
-        return cls(mech, remote_backend, local, **kwargs)
+        return cls(Sanitizer(spec, policy=policy, progress=progress), remote_backend, local, **kwargs)
 
     # ----- stages ---------------------------------------------------------------------------------
-    def _perturb(self, document: str, rng):
-        """Stage 1. Any failure becomes a PrivacyError: nothing is sent (fail closed)."""
-        try:
-            result = self.mechanism.perturb(document, rng=rng)
-            text = result.text
-            if not isinstance(text, str):
-                raise TypeError(f"mechanism returned {type(text).__name__}, not text")
-        except Exception as exc:  # noqa: BLE001 - fail closed on anything
-            raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); "
-                               "nothing was sent to the remote model") from exc
-        if not text.strip():
+    def _perturb(self, document: str, rng) -> Sanitized:
+        """Stage 1, through the core. Any failure is a PrivacyError: nothing is sent (fail closed)."""
+        out = self.sanitizer.sanitize([Segment(document, private=True)], rng=rng)
+        if not out.texts[0].strip():
             raise PrivacyError("perturbation left no text to send (every unit was dropped); "
                                "nothing was sent to the remote model")
-        return result, text
+        return out
 
     def remote_messages(self, task: str, instruction: str, perturbed: str) -> list[dict]:
-        """Stage 2 input: built from the public instruction and the PERTURBED document only."""
-        template = self.prompts.remote_continue if task == "continue" else self.prompts.remote_answer
-        return messages(self.prompts.remote_system, render(template, instruction=instruction, document=perturbed))
+        return remote_messages(self.prompts, task, instruction, perturbed)
 
     def local_messages(self, task: str, instruction: str, document: str, generation: str) -> list[dict]:
-        template = self.prompts.extract_continue if task == "continue" else self.prompts.extract_answer
-        return messages(self.prompts.local_system,
-                        render(template, instruction=instruction, document=document, generation=generation))
+        return extraction_messages(self.prompts, task, instruction, document, generation)
 
     # ----- the run --------------------------------------------------------------------------------
     def run(self, document: str, *, task: str = "continue", instruction: str | None = None,
@@ -149,7 +330,8 @@ class InferDPT:
         t_start = time.perf_counter()
 
         t0 = time.perf_counter()
-        perturbed, ptext = self._perturb(document, rng)
+        perturbed = self._perturb(document, rng)
+        ptext = perturbed.texts[0]
         timings["perturb"] = time.perf_counter() - t0
 
         remote_msgs = self.remote_messages(task, instruction, ptext)
@@ -168,7 +350,7 @@ class InferDPT:
         timings["overhead"] = max(0.0, timings["total"] - sum(timings[s] for s in STAGES))
 
         label = "Extended Text" if task == "continue" else "Final Answer"
-        privacy = dict(perturbed.privacy)
+        privacy = {**perturbed.report, **perturbed.report["units"]}
         privacy["sent_to_remote"] = "public instruction + perturbed document" if task == "answer" else \
             "instruction + perturbed document"
         privacy["remote_location"] = self.remote.describe().get("location", "unknown")
@@ -176,7 +358,7 @@ class InferDPT:
             task=task, instruction=instruction, document=document, perturbed_document=ptext,
             remote_messages=remote_msgs, remote_output=generation, local_messages=local_msgs,
             output=_clean(local_out.text, label), privacy=privacy, timings=timings,
-            units=perturbed.to_dict()["units"] if hasattr(perturbed, "to_dict") else [],
+            units=perturbed.units(0),
             remote={**self.remote.describe(), **_usage(remote_out)},
             local={**self.local.describe(), **_usage(local_out)},
             generation={"max_tokens": self.max_tokens, "temperature": self.temperature,

@@ -75,6 +75,8 @@ class NeighbourTable:
 class NoiseMapper(Mechanism):
     """Noise mapper (Qu et al.): Gamma(N, 1/η)-radius noise on the embedding, nearest other unit."""
 
+    epsilon_alternatives = ("eta",)  # η is the privacy parameter; --epsilon is read as η
+
     default_space = "smollm2"
 
     def __init__(self, *, epsilon: float | None = None, eta: float | None = None, exclude_original: bool = True,

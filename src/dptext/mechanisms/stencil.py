@@ -43,6 +43,7 @@ def window_weights(offsets: np.ndarray, exists: np.ndarray, sigma: float, punctu
 
 
 class StencilBase(ContextualMechanism):
+    dp = False  # no differential-privacy claim
     default_space = "smollm2"
     punctuated: bool = False
     default_sigma: float = 0.8

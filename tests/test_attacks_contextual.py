@@ -34,12 +34,14 @@ def contextual(setting, tmp_path_factory):
         att.fit(shadow, rng=np.random.default_rng(3))
         again = get_attack("contextual", mech, k=5, pool=5, repeats=2, max_pairs=1000)
         again.fit(shadow, rng=np.random.default_rng(4))
+        bound = get_attack("contextual-bound", mech, k=5, pool=5, repeats=2, max_pairs=1000)
+        bound.fit(shadow, private=private, rng=np.random.default_rng(5))  # the same (cached) detector
     finally:
         if old is None:
             os.environ.pop("DPTEXT_CACHE_DIR")
         else:
             os.environ["DPTEXT_CACHE_DIR"] = old
-    return att, again
+    return att, again, bound
 
 
 def test_training_pairs_are_label_balanced(setting):
@@ -75,40 +77,56 @@ def test_detector_learns_a_separable_pair_task():
 
 
 def test_detector_is_cached_on_disk(contextual):
-    att, again = contextual
+    att, again, bound = contextual
     assert att.n_pairs > 0 and not att.detector_cached
-    assert again.detector_cached
+    assert again.detector_cached and bound.detector_cached
     x = ["government only health does"]
     assert att.detector.predict(x, x)[0] == pytest.approx(again.detector.predict(x, x)[0], abs=1e-6)
 
 
-def test_contextual_at_least_context_free_on_training_distribution(setting, contextual):
+def _paired(obs, rank_a, rank_b):
+    """Top-1 hits of two rankings of the same targets, and the discordant count."""
+    truth = [u.casefold() for u in obs.truth]
+    a = np.array([bool(c) and c[0].casefold() == t for c, t in zip(rank_a, truth)])
+    b = np.array([bool(c) and c[0].casefold() == t for c, t in zip(rank_b, truth)])
+    return a, b, max(int((a != b).sum()), 1)
+
+
+def test_contextual_detector_generalises_to_held_out_private_data(setting, contextual):
+    """The detector was trained on pairs from shadow sanitizations only. On pairs built the same way from
+    sanitizations of the private corpus (never seen), it scores the true original above the wrong guess:
+    Mann-Whitney AUC > 0.55 with one-sided p < 1e-3 (about 1,000 pairs; measured AUC ≈ 0.67). Its
+    re-scoring of the context-free pool then does not lose on the private corpus: top-1 successes may trail
+    the context-free attack's by at most 2 standard errors of the paired difference; with pool = K = 5 the
+    re-scoring only reorders the pool, so ASR@K is exactly equal."""
+    from scipy import stats
+
     mech, private, shadow = setting
-    att, _ = contextual
-    obs = observe(mech, shadow[:60], rng=np.random.default_rng(9))
+    att = contextual[0]
+    a, b, labels = att.training_pairs(private, np.random.default_rng(7))
+    p = att.detector.predict(a, b)
+    pos, neg = p[labels == 1], p[labels == 0]
+    test = stats.mannwhitneyu(pos, neg, alternative="greater")
+    auc = test.statistic / (len(pos) * len(neg))
+    assert len(labels) >= 800 and auc > 0.55 and test.pvalue < 1e-3, (auc, test.pvalue)
+    obs = observe(mech, private, rng=np.random.default_rng(9), repeats=2)
     ctx_rank = att.rank(obs)
     cf_rank = get_attack("bayes", mech, k=5).fit(shadow).rank(obs)
-    ctx, cf = score(obs.truth, ctx_rank, k=5), score(obs.truth, cf_rank, k=5)
-    # paired (McNemar-style) one-sided check: the contextual attack is not worse than the
-    # context-free one beyond 2 standard errors of the paired difference
-    truth = [u.lower() for u in obs.truth]
-    hit_ctx = np.array([bool(c) and c[0].lower() == t for c, t in zip(ctx_rank, truth)])
-    hit_cf = np.array([bool(c) and c[0].lower() == t for c, t in zip(cf_rank, truth)])
-    assert hit_ctx.sum() == ctx.success_at_1 and hit_cf.sum() == cf.success_at_1
-    discordant = int((hit_ctx != hit_cf).sum())
-    assert ctx.success_at_1 - cf.success_at_1 >= -2 * np.sqrt(max(discordant, 1)), (ctx.asr_at_1, cf.asr_at_1)
-    # re-scoring only reorders the context-free pool (pool = K = 5): ASR@K cannot change
-    assert ctx.success_at_k == cf.success_at_k
+    hit_ctx, hit_cf, discordant = _paired(obs, ctx_rank, cf_rank)
+    assert int(hit_ctx.sum()) - int(hit_cf.sum()) >= -2 * np.sqrt(discordant), (hit_ctx.mean(), hit_cf.mean())
+    assert score(obs.truth, ctx_rank, k=5).success_at_k == score(obs.truth, cf_rank, k=5).success_at_k
 
 
-def test_contextual_bound_dominates_contextual_attack(setting, contextual):
+def test_contextual_bound_dominates_contextual_attack_on_held_out_data(setting, contextual):
+    """The contextual K bound (paper 003, Def. 2) uses the same detector with the private corpus's unit law as
+    prior; the attack uses the whole 300-sentence shadow corpus. On fresh sanitizations of the private corpus
+    the attack may lead by at most 2 standard errors of the paired difference, at top-1 and top-K."""
     mech, private, shadow = setting
-    att, _ = contextual
-    bound = get_attack("contextual-bound", mech, k=5, pool=5)
-    bound.detector, bound.fitted = att.detector, True
-    bound.prior, bound.cand, bound.lik = att.prior, att.cand, att.lik
-    obs = observe(mech, private[:40], rng=np.random.default_rng(10), repeats=2)
-    b = bound.evaluate(obs)
-    a = att.evaluate(obs)
-    assert b.asr_at_1 >= a.asr_at_1, (b.asr_at_1, a.asr_at_1)
-    assert b.asr_at_k >= a.asr_at_k
+    att, _, bound = contextual
+    obs = observe(mech, private, rng=np.random.default_rng(10), repeats=2)
+    rb, ra = bound.rank(obs), att.rank(obs)
+    hit_b, hit_a, discordant = _paired(obs, rb, ra)
+    assert int(hit_a.sum()) - int(hit_b.sum()) <= 2 * np.sqrt(discordant), (hit_b.mean(), hit_a.mean())
+    sb, sa = score(obs.truth, rb, k=5), score(obs.truth, ra, k=5)
+    assert sa.success_at_k - sb.success_at_k <= 2 * np.sqrt(max(sa.success_at_k + sb.success_at_k, 1))
+    assert bound.details(obs, rb)["candidates"] <= len(set(" ".join(private).split()))

@@ -69,12 +69,45 @@ def test_llm_attack_end_to_end_and_malformed_answers(santext_obs):
     assert rep.details["unparsed_units"] == rep.n_units and rep.success_at_k == 0
 
 
-def test_llm_attack_through_dptext_backend(santext_obs):
-    pytest.importorskip("dptext.llm")
+class Recording:
+    """Wraps a real chat backend and keeps every prompt and answer."""
+
+    def __init__(self, inner):
+        self.inner, self.prompts, self.answers = inner, [], []
+
+    def complete(self, messages, **kw):
+        self.prompts.append(messages[-1]["content"])
+        out = self.inner.complete(messages, **kw)
+        self.answers.append(out if isinstance(out, str) else getattr(out, "text", ""))
+        return out
+
+
+def test_llm_attack_through_dptext_backend_sees_only_sanitized_units(santext_obs):
+    """Through dptext's own in-process backend (SmolLM2): the model is shown exactly the observed units of
+    each sentence, in order, as the JSON list of the prompt, and never an original the mechanism changed;
+    each target's candidates are the parsed answer for its own index."""
+    import json
+
+    from dptext.llm import get_backend
+
     mech, full = santext_obs
-    obs = Observed(full.outputs, full.originals, full.ws, full.sent[:4], full.pos[:4])
-    rep = get_attack("llm", mech, k=3, backend="local").evaluate(obs)
-    assert rep.n_units == obs.n_targets and rep.details["unparsed_units"] <= rep.n_units
+    obs = Observed(full.outputs, full.originals, full.ws, full.sent[:6], full.pos[:6])
+    rec = Recording(get_backend("local"))
+    att = get_attack("llm", mech, k=3, backend=rec, chunk=3)
+    ranking = att.rank(obs)
+    assert len(rec.prompts) == sum((c + 2) // 3 for c in np.bincount(obs.sent)) == att.calls
+    shown = []
+    for prompt in rec.prompts:
+        listed = prompt.rsplit("For the given list of \"INPUTS\":\n", 1)[1].split("\n", 1)[0]
+        shown.extend(json.loads(listed))
+    assert shown == obs.observed
+    changed = {x for x, y in zip(obs.truth, obs.observed) if x.casefold() != y.casefold()}
+    assert changed and not any(f'"{x}"' in p for x in changed for p in rec.prompts)
+    expect = []
+    for answer, prompt in zip(rec.answers, rec.prompts):
+        n = len(json.loads(prompt.rsplit("For the given list of \"INPUTS\":\n", 1)[1].split("\n", 1)[0]))
+        expect.extend(c[:3] for c in parse_predictions(answer, n)[0])
+    assert ranking == expect
 
 
 # ----- masked-token inference -------------------------------------------------------------------------
@@ -97,13 +130,32 @@ def test_masked_causal_fill_recovers_predictable_units():
     assert rep.details["rouge_l_f1_sanitized"] == 1.0
 
 
-def test_masked_on_santext(santext_obs):
+def test_masked_prediction_ignores_the_masked_unit_but_not_its_context(santext_obs):
+    """Masked inference predicts a position from the rest of the sanitized sentence: swapping the observed
+    unit at the attacked position for a decoy leaves the ranking unchanged, while replacing the left
+    context changes it for at least one target."""
     mech, obs = santext_obs
     att = get_attack("masked", mech, k=5, n_candidates=6, right_window=2)
-    small = Observed(obs.outputs, obs.originals, obs.ws, obs.sent[:8], obs.pos[:8])
-    rep = att.evaluate(small)
-    assert rep.n_units == 8 and 0 <= rep.asr_at_1 <= rep.asr_at_k <= 1
-    assert 0 <= rep.details["rouge_l_f1"] <= 1 and rep.details["model"] == "causal-fill"
+
+    def rank(outputs, t):
+        # the scorer reuses its KV cache across calls, and logits evaluated in a different token batching
+        # differ in the last bits (enough to swap near-tied candidates): compare from a fresh state
+        att.lm.llm.reset()
+        return att.rank(Observed(outputs, obs.originals, obs.ws, obs.sent[t : t + 1], obs.pos[t : t + 1]))
+
+    changed_by_context = 0
+    targets = [t for t in range(obs.n_targets) if obs.pos[t] >= 2][:4]
+    assert len(targets) == 4
+    for t in targets:
+        s, p = int(obs.sent[t]), int(obs.pos[t])
+        base = rank(obs.outputs, t)
+        decoy = [list(o) for o in obs.outputs]
+        decoy[s][p] = "zebra" if obs.outputs[s][p].casefold() != "zebra" else "apple"
+        assert rank(decoy, t) == base
+        other = [list(o) for o in obs.outputs]
+        other[s][:p] = ["potatoes"] * p
+        changed_by_context += rank(other, t) != base
+    assert changed_by_context >= 1
 
 
 def test_masked_with_a_local_hf_model_directory(santext_obs):

@@ -1,4 +1,4 @@
-"""Sweeps (issue 6): spec expansion, end-to-end run on real parts, resume without recompute, plots.
+"""Sweeps: spec expansion, end-to-end run on real parts, resume without recompute, plots.
 
 Real parts throughout: RANTEXT on cl100k-11k, the wiki dataset, the real
 metrics and the KNN attack. The only instrument is a counting metric that the
@@ -131,26 +131,79 @@ def test_resume_recomputes_nothing(ran):
 
 
 def test_growing_a_sweep_runs_only_new_cells(ran, tmp_path):
-    bigger = parse_sweep(sweep_doc(mechanisms=[{"name": "rantext", "epsilon": [2, 12]},
-                                               {"name": "no-such-mechanism", "epsilon": 1}]))
+    bigger = parse_sweep(sweep_doc(mechanisms=[{"name": "rantext", "epsilon": [2, 12, 6]}]))
     before = len(CALLS)
     s = run_sweep(bigger, ran["out"], progress=False)
-    assert s["computed"] == 1 and s["reused"] == 2 and s["skipped"] == 1
-    assert len(CALLS) == before  # the skipped cell never reached its metrics
-    df = pd.read_parquet(ran["out"] / "results.parquet")
-    row = df[df["mechanism"] == "no-such-mechanism"].iloc[0]
-    assert row["status"] == "skipped" and "not registered" in row["missing"]
+    assert s["computed"] == 1 and s["reused"] == 2 and s["ok"] == 1
+    assert len(CALLS) == before + 1 and CALLS[-1][1] == 6.0  # only the new cell ran
     again = run_sweep(bigger, ran["out"], progress=False)
-    assert again["computed"] == 1 and again["reused"] == 2  # skipped cells are retried, finished ones never
+    assert again["computed"] == 0 and again["reused"] == 3
 
 
 def test_failing_metric_is_recorded_not_fatal(tmp_path):
-    s = run_sweep(parse_sweep(sweep_doc(mechanisms=[{"name": "rantext", "epsilon": 2}],
-                                        metrics=[{"name": "rouge_l", "params": {"bogus": 1}}, "no_such_metric"],
-                                        attacks=[])), tmp_path, progress=False)
+    @register_measure("bench_test_fails")
+    def fails(epsilon):
+        raise ValueError("deliberate failure")
+
+    try:
+        s = run_sweep(parse_sweep(sweep_doc(mechanisms=[{"name": "rantext", "epsilon": 2}],
+                                            metrics=["bench_test_fails", "rouge_l"], attacks=[])),
+                      tmp_path, progress=False)
+    finally:
+        MEASURES.pop(("metric", "bench_test_fails"), None)
     assert s["partial"] == 1
     row = pd.read_parquet(tmp_path / "results.parquet").iloc[0]
-    assert "bogus" in row["errors"] and "no_such_metric" in row["missing"]
+    assert "deliberate failure" in row["errors"] and row["metric.rouge_l"] > 0
+
+
+@pytest.mark.parametrize("change,msg", [
+    ({"metrics": ["retenton"]}, "unknown metric 'retenton'"),
+    ({"attacks": [{"name": "knnn"}]}, "unknown attack 'knnn'"),
+    ({"mechanisms": [{"name": "rantext", "epsilon": 2}, {"name": "rantxt", "epsilon": 2}]},
+     "unknown mechanism 'rantxt'"),
+    ({"attacks": [{"name": "knn", "params": {"kk": 3}}]}, "attack 'knn': unknown parameter(s) kk"),
+    ({"mechanisms": [{"name": "rantext", "epsilon": 2, "params": {"n_bukets": 3}}]}, "n_bukets"),
+    ({"datasets": [{"name": "wikki"}]}, "unknown dataset 'wikki'"),
+])
+def test_sweep_is_validated_before_any_cell_runs(tmp_path, change, msg):
+    before = len(CALLS)
+    with pytest.raises(DPTextError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+        run_sweep(parse_sweep(sweep_doc(**change)), tmp_path, progress=False)
+    assert len(CALLS) == before and not (tmp_path / "parts").exists()
+
+
+def _cli(*args):
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "dptext.cli", *map(str, args)], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "DPTEXT_LOG_INTERVAL": "0.5"})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_cli_refuses_a_sweep_with_a_typo_in_one_line(tmp_path):
+    import yaml
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump(sweep_doc(metrics=["retention", "rouge_l", "retenton"])))
+    rc, out, err = _cli("bench", "run", spec, "--out", tmp_path / "out")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "unknown metric 'retenton'" in err, (rc, err)
+    assert "Traceback" not in err and not (tmp_path / "out" / "parts").exists()
+
+
+def test_cli_fully_reused_run_says_so(tmp_path):
+    import yaml
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump({"name": "tiny", "datasets": [{"name": "wiki", "limit": 2}],
+                                    "mechanisms": [{"name": "rantext", "epsilon": 2}], "metrics": ["retention"]}))
+    rc, out, err = _cli("bench", "run", spec, "--out", tmp_path / "out")
+    assert rc == 0 and "1 computed" in out and "slowest cell" in out and "(tiny/" not in err, (out, err)
+    assert "dptext: sweep tiny" in err  # stderr is a pipe: log lines, not a bar
+    rc, out, err = _cli("bench", "run", spec, "--out", tmp_path / "out")
+    assert rc == 0 and "1 reused, 0 computed" in out and "every cell reused, nothing computed" in out, out
+    assert "None" not in out and "slowest cell" not in out
 
 
 # ----- plots and report --------------------------------------------------------------------------------

@@ -19,12 +19,37 @@ from typing import ClassVar
 
 import numpy as np
 
+from dptext.attacks.scoring import normalize_unit, score
 from dptext.errors import DPTextError
 
+__all__ = ["Attack", "Observed", "get_attack", "list_attacks", "normalize_unit", "observe", "observed_from_results",
+           "register_attack"]
 
-def normalize_unit(u: str | None) -> str:
-    """Normalised unit for success checks: case-folded, whitespace stripped (SPEC 3)."""
-    return "" if u is None else str(u).strip().casefold()
+
+TARGETS = ("sampled", "all")
+
+
+def _field(unit, name: str, default=None):
+    """A field of a unit record (``UnitRecord`` or its ``to_dict()`` form)."""
+    if isinstance(unit, dict):
+        return unit.get(name, default)
+    return getattr(unit, name, default)
+
+
+def is_target(unit, targets: str = "sampled") -> bool:
+    """Whether an attack targets this unit (SPEC 3).
+
+    ``sampled``: the units the mechanism sampled: action ``perturbed`` and not
+    marked non-sensitive (SANTEXT+ records ``sensitive=False`` for its frequent
+    units, whichever branch they took; paper 003 attacks the sensitive units
+    only). ``all``: every unit but punctuation, including units kept by policy.
+    """
+    if targets == "all":
+        return _field(unit, "output") is not None and _field(unit, "reason") != "punctuation"
+    if _field(unit, "action") != "perturbed":
+        return False
+    sensitive = _field(unit, "sensitive")
+    return True if sensitive is None else bool(sensitive)
 
 
 @dataclass
@@ -35,7 +60,10 @@ class Observed:
     units removed) and ``ws[s]`` their leading whitespace; ``originals[s]`` the
     private unit behind each output. Target ``t`` is output ``pos[t]`` of
     sentence ``sent[t]``; ``observed[t]`` / ``truth[t]`` are its perturbed and
-    original unit.
+    original unit. ``sources[s]`` is the private text of sentence ``s`` and
+    ``piece_pos[s][p]`` the piece index of output ``p`` in it (what a
+    contextual mechanism's row is conditioned on); ``excluded`` counts units the
+    mechanism changed that are not targets (e.g. SANTEXT+'s non-sensitive units).
     """
 
     outputs: list[list[str]]
@@ -44,6 +72,10 @@ class Observed:
     sent: np.ndarray
     pos: np.ndarray
     dropped: int = 0
+    sources: list[str] | None = None
+    piece_pos: list[list[int]] | None = None
+    excluded: int = 0
+    targets: str = "sampled"
 
     @property
     def observed(self) -> list[str]:
@@ -68,44 +100,52 @@ class Observed:
         return "".join(w + u for w, u in zip(self.ws[s], self.originals[s])).strip()
 
 
-def observed_from_results(results, *, targets: str = "perturbed", max_targets: int | None = None) -> Observed:
+def observed_from_results(results, *, targets: str = "sampled", max_targets: int | None = None) -> Observed:
     """What an attacker sees in already perturbed texts (an iterable of ``PerturbResult``).
 
-    ``targets="perturbed"`` attacks units the mechanism sampled; ``"all"`` also
-    attacks units kept by policy (stopwords, OOV ``keep``), never punctuation.
-    Iteration stops once ``max_targets`` targets are collected.
+    ``targets`` picks the attacked units (:func:`is_target`). Iteration stops
+    once ``max_targets`` targets are collected.
     """
-    if targets not in ("perturbed", "all"):
-        raise DPTextError(f"unknown targets {targets!r}; choose perturbed or all")
-    outputs, originals, wss, sent, pos = [], [], [], [], []
-    dropped = 0
+    if targets not in TARGETS:
+        raise DPTextError(f"unknown targets {targets!r}; choose {' or '.join(TARGETS)}")
+    outputs, originals, wss, sent, pos, sources, piece_pos = [], [], [], [], [], [], []
+    dropped = excluded = 0
     for res in results:
-        outs, origs, ws = [], [], []
-        for r in res.units:
-            if r.output is None:
+        outs, origs, ws, where = [], [], [], []
+        units = res.units if hasattr(res, "units") else res["units"]
+        text = []
+        for i, r in enumerate(units):
+            original, output = _field(r, "original"), _field(r, "output")
+            text.append((_field(r, "ws", "") or "") + original)
+            if output is None:
                 dropped += 1
                 continue
-            if r.action == "perturbed" or (targets == "all" and r.reason != "punctuation"):
+            if is_target(r, targets):
                 sent.append(len(outputs))
                 pos.append(len(outs))
-            outs.append(r.output)
-            origs.append(r.original)
-            ws.append(r.ws)
+            elif _field(r, "action") == "perturbed":
+                excluded += 1
+            outs.append(output)
+            origs.append(original)
+            ws.append(_field(r, "ws", "") or "")
+            where.append(i)
         outputs.append(outs)
         originals.append(origs)
         wss.append(ws)
+        sources.append("".join(text))
+        piece_pos.append(where)
         if max_targets is not None and len(sent) >= max_targets:
             break
     n = len(sent) if max_targets is None else min(len(sent), int(max_targets))
     return Observed(outputs, originals, wss, np.asarray(sent[:n], dtype=np.int64),
-                    np.asarray(pos[:n], dtype=np.int64), dropped)
+                    np.asarray(pos[:n], dtype=np.int64), dropped, sources, piece_pos, excluded, targets)
 
 
 def observe(mechanism, sentences, *, rng: np.random.Generator | None = None, repeats: int = 1,
-            targets: str = "perturbed", max_targets: int | None = None) -> Observed:
+            targets: str = "sampled", max_targets: int | None = None) -> Observed:
     """Perturb ``sentences`` (``repeats`` times each) and collect what an attacker sees."""
-    if targets not in ("perturbed", "all"):
-        raise DPTextError(f"unknown targets {targets!r}; choose perturbed or all")
+    if targets not in TARGETS:
+        raise DPTextError(f"unknown targets {targets!r}; choose {' or '.join(TARGETS)}")
     rng = rng or mechanism.rng
     results = (mechanism.perturb(text, rng=rng) for text in sentences for _ in range(int(repeats)))
     return observed_from_results(results, targets=targets, max_targets=max_targets)
@@ -126,6 +166,8 @@ class Attack(ABC):
     needs_shadow: ClassVar[bool] = False
     #: a bound uses the true private frequencies (not an attack an adversary can run)
     is_bound: ClassVar[bool] = False
+    #: ``fit`` needs the private corpus (the bounds' prior)
+    needs_private: ClassVar[bool] = False
 
     def __init__(self, mechanism, *, k: int = 5, progress=None) -> None:
         if int(k) < 1:
@@ -137,11 +179,15 @@ class Attack(ABC):
         self.setup_seconds = 0.0
         self.fitted = False
 
-    def fit(self, shadow=None, *, rng: np.random.Generator | None = None) -> "Attack":
+    def fit(self, shadow=None, *, private=None, rng: np.random.Generator | None = None) -> "Attack":
+        """One-time set-up. ``private``: the private corpus, used only by bounds (``needs_private``)."""
         import time
 
         if self.needs_shadow and not shadow:
             raise DPTextError(f"attack {self.name!r} needs a shadow corpus (--shadow FILE)")
+        if self.needs_private and not private:
+            raise DPTextError(f"bound {self.name!r} needs the private corpus (its unit frequencies are the prior)")
+        self.private = list(private) if private else []
         t0 = time.perf_counter()
         self._fit(list(shadow) if shadow else [], rng or np.random.default_rng())
         self.setup_seconds = time.perf_counter() - t0
@@ -156,8 +202,6 @@ class Attack(ABC):
         """Ranked reconstructions per attacked unit (``None`` = cannot represent it)."""
 
     def evaluate(self, obs: Observed, *, k: int | None = None):
-        from dptext.attacks.scoring import score
-
         if not self.fitted:
             self.fit()
         ranking = self.rank(obs)
@@ -165,6 +209,8 @@ class Attack(ABC):
         report.attack = self.name
         report.details.update(self.details(obs, ranking))
         report.details["dropped_units"] = obs.dropped
+        report.details["targets"] = obs.targets
+        report.details["non_target_units"] = obs.excluded
         report.details["setup_seconds"] = round(self.setup_seconds, 3)
         return report
 

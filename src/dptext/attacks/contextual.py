@@ -11,8 +11,8 @@ sanitized shadow unit, the pair built with the context-free top-1 guess gets
 label 1 when it is the true original, else 0; to balance labels, a label-1
 sample adds a label-0 sample with the second most likely guess, and a label-0
 sample adds a label-1 sample with the true original (paper 003, App. F).
-The *contextual K bound* is the same rule with the true private frequencies
-``P(x)`` of the attacked units in place of ``P̂(x) + 1/α``.
+The *contextual K bound* is the same rule with the unit frequencies ``P(x)``
+of the whole private corpus in place of ``P̂(x) + 1/α`` (paper 003, Def. 2).
 
 Trained detectors are cached on disk (safetensors) keyed by the mechanism,
 the shadow corpus and the training options.
@@ -25,7 +25,7 @@ import numpy as np
 from dptext import cache
 from dptext.attacks._detector import Detector, detector_path
 from dptext.attacks.base import Observed, observe, register_attack
-from dptext.attacks.bayes import BayesAttack, BayesBound
+from dptext.attacks.bayes import BayesAttack, _PrivatePrior
 from dptext.text import match_case
 
 
@@ -37,8 +37,13 @@ def _swap(obs: Observed, s: int, p: int, unit: str) -> str:
 class ContextualBayes(BayesAttack):
     def __init__(self, mechanism, *, k: int = 5, pool: int = 10, repeats: int = 10, max_pairs: int = 10_000,
                  epochs: int | None = None, batch_size: int = 32, detector: str = "frozen",
-                 candidates: str = "domain", budget_mb: float = 512, progress=None) -> None:
-        super().__init__(mechanism, k=k, candidates=candidates, budget_mb=budget_mb, progress=progress)
+                 candidates: str = "domain", budget_mb: float = 512, rows: str | None = None,
+                 progress=None) -> None:
+        super().__init__(mechanism, k=k, candidates=candidates, budget_mb=budget_mb, rows=rows, progress=progress)
+        if detector not in ("frozen", "finetune"):
+            from dptext.errors import DPTextError
+
+            raise DPTextError(f"unknown detector {detector!r}; choose frozen or finetune")
         self.pool = max(int(pool), self.k)
         self.repeats, self.max_pairs = int(repeats), int(max_pairs)
         self.detector_mode = detector
@@ -70,7 +75,7 @@ class ContextualBayes(BayesAttack):
         obs = observe(self.mechanism, shadow, rng=rng, repeats=self.repeats)
         ids = self.space.lookup_many(obs.observed)
         truth = self.space.lookup_many(obs.truth)
-        top, _ = self.top(ids, self.prior, 2)
+        top, _ = self.top(ids, self.prior, 2, obs)
         usable = np.flatnonzero((top[:, 0] >= 0) & (truth >= 0))
         usable = rng.permutation(usable)[: max(1, self.max_pairs // 2)]
         a, b, labels = [], [], []
@@ -95,7 +100,7 @@ class ContextualBayes(BayesAttack):
     def scored_pool(self, obs: Observed, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pool candidates ``[n, pool]`` (-1 = none) and their contextual scores (Bayes score × h)."""
         ids = self.space.lookup_many(obs.observed)
-        idx, sc = self.top(ids, prior, self.pool)
+        idx, sc = self.top(ids, prior, self.pool, obs)
         rows, cols = np.nonzero(idx >= 0)
         a, b = [], []
         units = self.space.units
@@ -120,15 +125,18 @@ class ContextualBayes(BayesAttack):
         return out
 
     def details(self, obs, ranking) -> dict:
-        return {"pool": self.pool, "detector": self.detector_mode, "detector_pairs": self.n_pairs, "detector_cached": self.detector_cached,
+        return {**super().details(obs, ranking), "pool": self.pool, "detector": self.detector_mode, "detector_pairs": self.n_pairs, "detector_cached": self.detector_cached,
                 "detector_train_seconds": round(self.detector.train_seconds, 3)}
 
 
 @register_attack("contextual-bound")
-class ContextualBound(ContextualBayes):
+class ContextualBound(_PrivatePrior, ContextualBayes):
     """Contextual K-ASR bound: the contextual rule with the private frequencies (paper 003, Def. 2)."""
 
     is_bound = True
+    needs_private = True
 
-    def _prior(self, obs: Observed) -> np.ndarray:
-        return BayesBound._prior(self, obs)
+    def _fit(self, shadow, rng) -> None:
+        ContextualBayes._fit(self, shadow, rng)  # the detector is the adversary's (trained on shadow data)
+        self._set_candidates(self._private_candidates())
+        self.prior = self._private_prior("sampled")

@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dptext.attacks.base import normalize_unit
+
+
+def normalize_unit(u: str | None) -> str:
+    """Normalised unit for success checks: case-folded, whitespace stripped (SPEC 3)."""
+    return "" if u is None else str(u).strip().casefold()
 
 
 @dataclass

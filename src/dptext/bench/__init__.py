@@ -1,9 +1,23 @@
-"""Privacy-utility sweeps: YAML spec -> cells -> tidy Parquet rows -> figures (SPEC 4, issue 6)."""
+"""Privacy-utility sweeps: YAML spec -> cells -> tidy Parquet rows -> figures (docs/RESULTS.md).
 
-from dptext.bench.cell import run_cell
-from dptext.bench.engine import ENGINES, get_engine, register_engine, run_sweep
-from dptext.bench.measures import CONTEXT_KEYS, register_measure
-from dptext.bench.spec import Sweep, load_sweep, parse_sweep
+Names are imported lazily, so ``dptext.bench.progress`` stays light.
+"""
 
-__all__ = ["run_cell", "run_sweep", "ENGINES", "get_engine", "register_engine", "register_measure",
-           "CONTEXT_KEYS", "Sweep", "load_sweep", "parse_sweep"]
+import importlib as _importlib
+
+_EXPORTS = {
+    "run_cell": "dptext.bench.cell",
+    "run_sweep": "dptext.bench.engine", "ENGINES": "dptext.bench.engine", "get_engine": "dptext.bench.engine",
+    "register_engine": "dptext.bench.engine",
+    "register_measure": "dptext.bench.registry", "CONTEXT_KEYS": "dptext.bench.measures",
+    "Sweep": "dptext.bench.spec", "load_sweep": "dptext.bench.spec", "parse_sweep": "dptext.bench.spec",
+    "validate_sweep": "dptext.bench.validate",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(_importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'dptext.bench' has no attribute {name!r}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dptext.bench.measures import register_measure
+from dptext.bench.registry import register_measure
 
 
 def _summary(values: np.ndarray) -> dict:
@@ -105,7 +105,7 @@ def inferdpt(mechanism, documents, seed, non_private: bool = True, max_tokens: i
     ``non_private`` the same leakage when the raw document is sent, plus alignment
     (cosine of the final output and the non-private generation). Seeded per document."""
     from dptext.metrics import alignment, coherence, mean_diversity, ngram_leakage
-    from dptext.pipeline import InferDPT
+    from dptext.pipeline import InferDPT, remote_messages
 
     pipe = InferDPT(mechanism, remote, local, max_tokens=int(max_tokens))
     runs = [pipe.run(d, seed=int(seed) * 1000 + i) for i, d in enumerate(documents)]
@@ -116,7 +116,8 @@ def inferdpt(mechanism, documents, seed, non_private: bool = True, max_tokens: i
                extract_seconds=float(np.mean([r.timings["extract"] for r in runs])))
     if non_private:
         instr = pipe.prompts.continue_instruction
-        plain = [pipe.remote.complete(pipe.remote_messages("continue", instr, d), max_tokens=pipe.max_tokens,
+        # the baseline sends the raw document through the same remote prompt (what InferDPT avoids)
+        plain = [pipe.remote.complete(remote_messages(pipe.prompts, "continue", instr, d), max_tokens=pipe.max_tokens,
                                       temperature=pipe.temperature, seed=int(seed) * 1000 + i).text
                  for i, d in enumerate(documents)]
         out.update({f"nonprivate_leakage_{n}": v for n, v in ngram_leakage(documents, plain).items()})

@@ -31,7 +31,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dptext.bench.cell import run_cell
+from dptext.bench.progress import progress as progress_display
 from dptext.bench.spec import Sweep, load_sweep
+from dptext.bench.validate import validate_sweep
 from dptext.errors import DPTextError
 
 ENGINES: dict[str, Callable] = {}
@@ -100,8 +102,13 @@ def merge_parts(paths: list[Path]) -> pa.Table:
 # ----- the sweep ------------------------------------------------------------------------------------
 def run_sweep(path: str | Path | Sweep, out: str | Path | None = None, *, engine: str = "local",
               progress: bool = True, retry: bool = True, **engine_options) -> dict:
-    """Run (or resume) a sweep; returns a summary with the results path and timings."""
+    """Run (or resume) a sweep; returns a summary with the results path and timings.
+
+    Every cell is validated first (:func:`validate_sweep`): nothing runs when any cell names an
+    unknown mechanism, dataset, metric, attack or parameter.
+    """
     sweep = path if isinstance(path, Sweep) else load_sweep(path)
+    validate_sweep(sweep)
     out = Path(out) if out is not None else Path("results") / sweep.name
     out.mkdir(parents=True, exist_ok=True)
     run = get_engine(engine)
@@ -115,9 +122,7 @@ def run_sweep(path: str | Path | Sweep, out: str | Path | None = None, *, engine
     counts = {"ok": 0, "partial": 0, "skipped": 0, "error": 0}
     slowest = {"seconds": 0.0, "cell": None}
     t0 = time.perf_counter()
-    from dptext.commands._common import progress_bar
-
-    with progress_bar(progress) as prog:
+    with progress_display(progress and bool(todo)) as prog:
         task = prog.add_task(f"sweep {sweep.name}", total=len(todo)) if prog is not None else None
 
         def done(cell: dict, row: dict) -> None:

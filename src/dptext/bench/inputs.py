@@ -73,16 +73,28 @@ def load_docs(name: str, params: dict) -> DocSet:
 
 
 # ----- mechanisms -----------------------------------------------------------------------------------
+_SETTINGS = ("space", "oov", "digits", "punctuation", "seed")
+
+
+def mechanism_spec(name: str, epsilon: float | None, params: dict):
+    """The ``MechanismSpec`` of a sweep's mechanism entry: ``params`` holds the common settings
+    (space, oov, digits, punctuation, seed) and mechanism-specific options. Invalid settings raise
+    ``ParameterError`` naming the setting."""
+    from dptext.mechanisms.spec import MechanismSpec
+
+    params = dict(params)
+    settings = {k: params.pop(k) for k in _SETTINGS if k in params}
+    return MechanismSpec(mechanism=name, epsilon=epsilon, options=params, **settings)
+
+
 @lru_cache(maxsize=16)
 def _mechanism(name: str, epsilon: float | None, params_json: str):
-    from dptext.mechanisms import MECHANISMS, get_mechanism
+    from dptext.mechanisms.registry import MECHANISMS
+    from dptext.mechanisms.spec import normalise_name
 
-    if name.lower().replace("_", "-") not in MECHANISMS:
+    if normalise_name(name) not in MECHANISMS:
         raise MissingPart(f"mechanism {name!r} is not registered")
-    kw = json.loads(params_json)
-    if epsilon is not None:
-        kw["epsilon"] = epsilon
-    return get_mechanism(name, **kw)
+    return mechanism_spec(name, epsilon, json.loads(params_json)).build()
 
 
 def make_mechanism(name: str, epsilon: float | None, params: dict):

@@ -19,33 +19,16 @@ import importlib
 import inspect
 import zlib
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 
 from dptext.bench.inputs import DocSet, MissingPart
+from dptext.bench.registry import MEASURES, norm, register_measure  # noqa: F401 (re-exported)
 from dptext.errors import DPTextError
 
-#: bench adapters: (kind, name) -> callable; kind is "metric" or "attack"
-MEASURES: dict[tuple[str, str], Callable] = {}
 _METHODS = ("evaluate", "score", "run", "compute", "attack", "__call__")
 MAX_LIST = 10_000  # longest distribution kept in a row
-
-
-def register_measure(name: str, kind: str = "metric"):
-    """Register a bench adapter ``fn(**inputs) -> number | dict | list`` under ``kind``/``name``."""
-    if kind not in ("metric", "attack"):
-        raise ValueError(f"kind must be 'metric' or 'attack', not {kind!r}")
-
-    def deco(fn):
-        MEASURES[(kind, _norm(name))] = fn
-        return fn
-
-    return deco
-
-
-def _norm(name: str) -> str:
-    return name.lower().replace("-", "_")
+_norm = norm
 
 
 class _Lazy:
@@ -85,21 +68,26 @@ class CellContext:
     def observed(self, options: dict | None = None):
         """What an attacker sees, as a ``dptext.attacks.Observed``.
 
-        By default built from this cell's own perturbation (the metrics and the
-        attacks judge the same outputs, and a slow mechanism runs once); with
-        options (``repeats``, ``targets``, ``max_targets``) ``observe`` draws anew.
+        Built from this cell's own perturbation (the metrics and the attacks
+        judge the same outputs, and a slow mechanism runs once); ``targets`` and
+        ``max_targets`` select from it; ``repeats`` draws ``observe`` anew.
         """
-        key = repr(sorted((options or {}).items()))
+        options = dict(options or {})
+        unknown = set(options) - {"targets", "max_targets", "repeats"}
+        if unknown:
+            raise DPTextError(f"unknown observe option(s) {', '.join(sorted(unknown))}; "
+                              "allowed: targets, max_targets, repeats")
+        key = repr(sorted(options.items()))
         cache = self.__dict__.setdefault("_observed", {})
         if key not in cache:
-            from dptext.attacks import observe
-            from dptext.attacks.base import observed_from_results
+            from dptext.attacks.base import observe, observed_from_results
 
-            if options:
+            if options.get("repeats", 1) != 1:
                 cache[key] = observe(self.mechanism, self.docs.documents, rng=self.rng(f"observe{key}"),
                                      **options)
             else:
-                cache[key] = observed_from_results(self.results)
+                options.pop("repeats", None)
+                cache[key] = observed_from_results(self.results, **options)
         return cache[key]
 
     def values(self, observe_options: dict | None = None) -> dict:
@@ -113,6 +101,7 @@ class CellContext:
             "seed": self.cell["seed"],
             "dataset": self.docs,
             "documents": self.docs.documents,
+            "private": self.docs.documents,
             "texts": self.docs.documents,
             "sentences": self.docs.documents,
             "references": self.docs.references,
@@ -131,7 +120,7 @@ class CellContext:
         }
 
 
-CONTEXT_KEYS = ("cell", "mechanism", "space", "epsilon", "seed", "rng", "dataset", "documents", "texts",
+CONTEXT_KEYS = ("cell", "mechanism", "space", "epsilon", "seed", "rng", "dataset", "documents", "private", "texts",
                 "sentences", "references", "labels", "shadow", "results", "perturbed", "perturbed_texts", "pairs",
                 "sampled_pairs", "units", "original_units", "perturbed_units", "observed", "obs")
 

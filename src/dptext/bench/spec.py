@@ -1,4 +1,4 @@
-"""Sweep specifications: a YAML file -> a list of cells (SPEC section 4, issue 6).
+"""Sweep specifications: a YAML file -> a list of cells (docs/RESULTS.md).
 
 A sweep is the product ``mechanisms × ε grid × datasets × seeds``; every cell
 evaluates all the sweep's metrics and attacks on one perturbation of its

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import typer
 
-from dptext.commands._common import print_json, progress_bar
+from dptext.commands._common import print_json
 from dptext.errors import DPTextError, check_epsilon
 
 
@@ -39,13 +38,12 @@ def dataset_sentences(name: str, seed: int) -> tuple[list[str], list[str]]:
 
 
 def build_mechanism(name: str, epsilon: float, space: Optional[str], seed: Optional[int], corpus, progress):
-    from dptext.mechanisms import MECHANISMS, get_mechanism
+    """The mechanism under attack; SANTEXT/CUSTEXT take their vocabulary from the defender's corpus."""
+    from dptext.mechanisms.spec import MechanismSpec, declared_params, mechanism_class
 
-    kw = {"epsilon": epsilon, "space": space, "seed": seed, "progress": progress}
-    cls = MECHANISMS.get(name.lower().replace("_", "-"))
-    if cls is not None and "corpus" in inspect.signature(cls.__init__).parameters:
-        kw["corpus"] = corpus  # SANTEXT/CUSTEXT: V comes from the defender's corpus
-    return get_mechanism(name, **kw)
+    options = {"corpus": corpus} if "corpus" in declared_params(mechanism_class(name)) else {}
+    return MechanismSpec(mechanism=name, epsilon=epsilon, space=space, seed=seed, options=options).build(
+        progress=progress)
 
 
 def attack(
@@ -58,14 +56,23 @@ def attack(
     shadow: Optional[str] = typer.Option(None, "--shadow", help="Text file, one shadow sentence per line."),
     n_units: Optional[int] = typer.Option(None, "--n-units", help="Attack at most this many units."),
     n_shadow: Optional[int] = typer.Option(None, "--n-shadow", help="Use at most this many shadow sentences."),
+    targets: str = typer.Option("sampled", "--targets",
+                                help="Attacked units: 'sampled' (units the mechanism sampled; for SANTEXT+ the "
+                                     "sensitive ones, as paper 003) or 'all' (also units kept by policy)."),
     model: Optional[str] = typer.Option(None, "--model", help="LM for masked/llm/oracle attacks: .gguf path, "
                                         "HF masked-LM directory (masked), or chat backend spec/URL (llm)."),
     k: int = typer.Option(5, "--k", "-k", help="K of ASR@K."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Fixed seed (experiments only; default OS entropy)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, periodic log lines otherwise."),
 ):
     """Attack a mechanism on private sentences; print ASR@1, ASR@K and protection level."""
-    from dptext.attacks import ATTACKS, get_attack, observe
+    from dptext.attacks import ATTACKS
+    from dptext.attacks.base import TARGETS
+    from dptext.attacks.runner import run_attack
+    from dptext.bench.progress import progress as progress_display
+    from dptext.bench.progress import stage
 
     eps = check_epsilon(epsilon)
     if k < 1:
@@ -73,54 +80,54 @@ def attack(
     for flag, value in (("--n-units", n_units), ("--n-shadow", n_shadow)):
         if value is not None and value < 1:
             raise DPTextError(f"invalid {flag} {value}: must be >= 1")
+    if targets not in TARGETS:
+        raise DPTextError(f"invalid --targets {targets!r}: choose {' or '.join(TARGETS)}")
     if attack_name.lower().replace("_", "-") not in ATTACKS:
         raise DPTextError(f"unknown attack {attack_name!r}; known attacks: {', '.join(sorted(ATTACKS))}")
+    if ATTACKS[attack_name.lower().replace("_", "-")].needs_shadow and dataset is None and shadow is None:
+        raise DPTextError(f"attack {attack_name!r} needs a shadow corpus: give --shadow FILE")
     if dataset is not None and private is not None:
         raise DPTextError("give either --dataset or --private, not both")
-    if dataset is not None:
-        priv, shad = dataset_sentences(dataset, seed)
-        if shadow is not None:
-            shad = read_sentences(shadow, "shadow")
-    elif private is not None:
-        priv = read_sentences(private, "private")
-        shad = read_sentences(shadow, "shadow") if shadow is not None else []
-    else:
+    if dataset is None and private is None:
         raise DPTextError("no private text: give --private FILE (and --shadow FILE) or --dataset NAME")
-    if n_shadow is not None:
-        shad = shad[:n_shadow]
-    rng = np.random.default_rng(seed)
     options = {}
     if model is not None:
         key = {"masked": "model", "oracle": "model", "llm": "backend"}.get(attack_name.lower())
         if key is None:
             raise DPTextError(f"--model does not apply to attack {attack_name!r}")
         options[key] = model
-    with progress_bar() as prog:
-        mech = build_mechanism(mechanism, eps, space, seed, priv, prog)
-        att = get_attack(attack_name, mech, k=k, progress=prog, **options)
-        if att.needs_shadow and not shad:
-            raise DPTextError(f"attack {att.name!r} needs a shadow corpus: give --shadow FILE")
-        att.fit(shad, rng=rng)
-        obs = observe(mech, priv, rng=rng, max_targets=n_units)
-        if obs.n_targets == 0:
-            raise DPTextError("the mechanism perturbed no unit of the private text; nothing to attack")
-        report = att.evaluate(obs, k=k)
-    mech_eps = getattr(mech, "epsilon", None)  # None for mechanisms without a privacy parameter (mappers)
-    out = {**report.to_dict(), "mechanism": mech.name, "epsilon": mech_eps, "space": mech.space.name,
-           "bound": att.is_bound}
+    with progress_display(progress) as prog:
+        if dataset is not None:
+            with stage(prog, f"loading dataset {dataset}"):
+                priv, shad = dataset_sentences(dataset, seed)
+            if shadow is not None:
+                shad = read_sentences(shadow, "shadow")
+        else:
+            priv = read_sentences(private, "private")
+            shad = read_sentences(shadow, "shadow") if shadow is not None else []
+        if n_shadow is not None:
+            shad = shad[:n_shadow]
+        rng = np.random.default_rng(seed)
+        with stage(prog, f"building {mechanism} (epsilon {eps:g})"):
+            mech = build_mechanism(mechanism, eps, space, seed, priv, prog)
+        out = run_attack(mech, attack_name, priv, shad, k=k, n_units=n_units, targets=targets, rng=rng,
+                         options=options, progress=prog)
     if as_json:
         print_json(out)
         return
-    what = "bound" if att.is_bound else "attack"
-    eps_text = "n/a" if mech_eps is None else f"{mech_eps:g}"
-    typer.echo(f"{what} {att.name} vs {mech.name} (epsilon={eps_text}, space={mech.space.name}): "
-               f"{report.n_units} units attacked")
-    typer.echo(f"ASR@1  {report.asr_at_1:.4f} ({report.success_at_1}/{report.n_units})  "
-               f"protection {report.protection_at_1:.4f}")
-    typer.echo(f"ASR@{report.k:<2d} {report.asr_at_k:.4f} ({report.success_at_k}/{report.n_units})  "
-               f"protection {report.protection_at_k:.4f}")
-    extra = {kk: v for kk, v in report.details.items() if kk not in ("setup_seconds",)}
-    typer.echo(f"unrepresentable {report.unrepresentable}  " +
+    what = "bound" if out["bound"] else "attack"
+    eps_text = "n/a" if out["epsilon"] is None else f"{out['epsilon']:g}"
+    n = out["n_units"]
+    typer.echo(f"{what} {out['attack']} vs {out['mechanism']} (epsilon={eps_text}, space={out['space']}): "
+               f"{n} units attacked ({out['targets']}; {out['non_target_units']} changed units not targeted)")
+    typer.echo(f"ASR@1  {out['asr_at_1']:.4f} ({out['success_at_1']}/{n})  protection {out['protection_at_1']:.4f}")
+    typer.echo(f"ASR@{out['k']:<2d} {out['asr_at_k']:.4f} ({out['success_at_k']}/{n})  "
+               f"protection {out['protection_at_k']:.4f}")
+    skip = {"attack", "n_units", "k", "asr_at_1", "asr_at_k", "protection_at_1", "protection_at_k", "success_at_1",
+            "success_at_k", "mechanism", "epsilon", "space", "bound", "targets", "non_target_units", "setup_seconds",
+            "unrepresentable"}
+    extra = {kk: v for kk, v in out.items() if kk not in skip}
+    typer.echo(f"unrepresentable {out['unrepresentable']}  " +
                "  ".join(f"{kk} {v:.4f}" if isinstance(v, float) else f"{kk} {v}" for kk, v in extra.items()))
 
 

@@ -21,7 +21,8 @@ def run(
     engine: str = typer.Option("local", "--engine", help="Where cells run: local (more engines may register)."),
     retry: bool = typer.Option(True, "--retry/--no-retry",
                                help="Re-run skipped/partial/failed cells (finished cells are always reused)."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, periodic log lines otherwise."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ):
     """Run (or resume) SWEEP; finished cells are never recomputed."""
@@ -34,8 +35,11 @@ def run(
     typer.echo(f"{summary['sweep']}: {summary['cells']} cells, {summary['reused']} reused, {summary['computed']} "
                f"computed (ok {summary['ok']}, partial {summary['partial']}, skipped {summary['skipped']}, "
                f"error {summary['error']})")
-    typer.echo(f"wall {summary['wall_seconds']:.1f} s; slowest cell {summary['slowest_cell_seconds']:.1f} s "
-               f"({summary['slowest_cell']})")
+    if summary["computed"]:
+        typer.echo(f"wall {summary['wall_seconds']:.1f} s; slowest cell {summary['slowest_cell_seconds']:.1f} s "
+                   f"({summary['slowest_cell']})")
+    else:
+        typer.echo(f"wall {summary['wall_seconds']:.1f} s; every cell reused, nothing computed")
     typer.echo(f"results: {summary['results']}")
 
 

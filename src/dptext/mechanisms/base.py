@@ -57,26 +57,37 @@ class UnitRecord:
     original: str
     output: str | None  # None when dropped
     action: str  # "perturbed" | "kept" | "dropped"
-    reason: str  # "vocab" | "punctuation" | "digits" | "oov" | "stopword" | ...
+    reason: str  # "vocab" | "punctuation" | "digits" | "oov" | "stopword" | a sampler branch (below)
     ws: str = ""
+    sensitive: bool | None = None  # in the mechanism's sensitive set (SANTEXT(+)); None: no such split
 
 
 class PerturbResult:
-    """Perturbed text plus a per-unit record; records are built lazily from parallel lists."""
+    """Perturbed text plus a per-unit record; records are built lazily from parallel lists.
 
-    __slots__ = ("text", "privacy", "_pieces", "_outputs", "_actions", "_reasons", "_units")
+    Per unit: ``original``, ``output`` (None when dropped), ``action`` ("perturbed", "kept",
+    "dropped"), ``reason`` and ``sensitive``. ``reason`` is why a unit bypassed the sampler
+    ("punctuation", "digits", "oov", "stopword"), else "vocab", or, for mechanisms with a
+    sensitive split (SANTEXT, SANTEXT+), the branch it took: "sensitive" (resampled),
+    "non-sensitive-kept" (kept with probability 1 − p) or "non-sensitive-resampled".
+    ``sensitive`` is True/False for units that reached such a sampler, None otherwise.
+    """
 
-    def __init__(self, text: str, pieces, outputs, actions, reasons, privacy: dict | None = None) -> None:
+    __slots__ = ("text", "privacy", "_pieces", "_outputs", "_actions", "_reasons", "_sensitive", "_units")
+
+    def __init__(self, text: str, pieces, outputs, actions, reasons, privacy: dict | None = None,
+                 sensitive=None) -> None:
         self.text = text
         self.privacy = privacy or {}
         self._pieces, self._outputs, self._actions, self._reasons = pieces, outputs, actions, reasons
+        self._sensitive = sensitive if sensitive is not None else [None] * len(pieces)
         self._units = None
 
     @property
     def units(self) -> list[UnitRecord]:
         if self._units is None:
-            self._units = [UnitRecord(p.text, o, a, r, p.ws) for p, o, a, r in
-                           zip(self._pieces, self._outputs, self._actions, self._reasons)]
+            self._units = [UnitRecord(p.text, o, a, r, p.ws, s) for p, o, a, r, s in
+                           zip(self._pieces, self._outputs, self._actions, self._reasons, self._sensitive)]
         return self._units
 
     def counts(self) -> dict[str, int]:
@@ -93,8 +104,9 @@ class PerturbResult:
     def to_dict(self) -> dict:
         return {
             "text": self.text,
-            "units": [{"original": p.text, "output": o, "action": a, "reason": r} for p, o, a, r in
-                      zip(self._pieces, self._outputs, self._actions, self._reasons)],
+            "units": [{"original": p.text, "output": o, "action": a, "reason": r, "sensitive": s}
+                      for p, o, a, r, s in
+                      zip(self._pieces, self._outputs, self._actions, self._reasons, self._sensitive)],
             "privacy": self.privacy,
         }
 
@@ -104,6 +116,12 @@ class Mechanism(ABC):
 
     name: ClassVar[str] = ""
     default_space: ClassVar[str] = "glove-50d"
+    #: rows depend on the unit's context (the prompt), not on the unit alone
+    contextual: ClassVar[bool] = False
+    #: the mechanism states a differential-privacy claim
+    dp: ClassVar[bool] = True
+    #: mechanism-specific keyword options and their defaults (validated by the mechanism spec)
+    params: ClassVar[dict] = {}
 
     def __init__(self, *, epsilon: float, space: str | EmbeddingSpace | None = None, seed: int | None = None,
                  oov: str = "drop", digits: str = "random", punctuation: str = "keep", progress=None) -> None:
@@ -123,6 +141,11 @@ class Mechanism(ABC):
     @abstractmethod
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Output vocabulary indices for input vocabulary indices ``idx`` (vectorised)."""
+
+    def _sample_branches(self, idx: np.ndarray, rng: np.random.Generator):
+        """``(outputs, branches)``: ``branches`` is None, or per occurrence the reason string of the
+        sampler branch taken and whether the unit is sensitive (a ``(reasons, sensitive)`` pair)."""
+        return self._sample(idx, rng), None
 
     @abstractmethod
     def transition(self, x) -> np.ndarray:
@@ -219,16 +242,22 @@ class Mechanism(ABC):
                 reasons[i] = "oov"
         units = self.space.units
         fold = self.space.case_insensitive
+        sensitive = None
         if vocab_pos:
-            out_idx = self._sample(idx[vocab_pos], rng).tolist()
+            out_arr, branches = self._sample_branches(idx[vocab_pos], rng)
+            out_idx = out_arr.tolist()
             for p, o in zip(vocab_pos, out_idx):
                 outputs[p] = match_case(texts[p], units[o]) if fold else units[o]
+            if branches is not None:
+                sensitive = [None] * n
+                for p, r, sv in zip(vocab_pos, branches[0], branches[1].tolist()):
+                    reasons[p], sensitive[p] = r, sv
         if rand_pos:
             support = np.flatnonzero(self.output_mask)
             picks = support[rng.integers(0, len(support), size=len(rand_pos))].tolist()
             for p, o in zip(rand_pos, picks):
                 outputs[p] = match_case(texts[p], units[o]) if fold else units[o]
-        result = PerturbResult(seg.join(outputs), pieces, outputs, actions, reasons)
+        result = PerturbResult(seg.join(outputs), pieces, outputs, actions, reasons, sensitive=sensitive)
         result.privacy = self.report(result)
         return result
 

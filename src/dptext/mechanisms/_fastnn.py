@@ -12,6 +12,10 @@ accumulation). Let ``S`` be the ``k`` units with the largest upper bounds
 bound, so when that is below ``max_{j∈S} (a_j − r_j)`` the winner lies in
 ``S`` and is found by rescoring ``S`` in float32 (as the full search). Rows where the test fails
 fall back to a full float32 search. The result is the exact argmax.
+
+The prefilter only pays on CPUs with native bfloat16 arithmetic (``avx512_bf16``
+or ``amx_bf16`` in ``/proc/cpuinfo``); elsewhere bf16 GEMMs are emulated and
+several times slower than float32, so the search is the plain float32 one.
 """
 
 from __future__ import annotations
@@ -20,6 +24,34 @@ import numpy as np
 
 CHUNK = 512
 _TABLES: dict = {}
+_BF16: list = []
+
+
+def bf16_native() -> bool:
+    """Whether this CPU has bfloat16 arithmetic (Linux ``/proc/cpuinfo`` flags; False elsewhere)."""
+    if not _BF16:
+        try:
+            with open("/proc/cpuinfo") as f:
+                flags = f.read()
+        except OSError:
+            flags = ""
+        _BF16.append(" avx512_bf16" in flags or " amx_bf16" in flags)
+    return _BF16[0]
+
+
+def _full_search(q: np.ndarray, table: np.ndarray, bias, exclude) -> np.ndarray:
+    """Plain float32 ``argmax_t ⟨q_i, table_t⟩ + bias_t`` over every unit, ``t != exclude[i]``."""
+    out = np.empty(len(q), dtype=np.int64)
+    for s in range(0, len(q), CHUNK):
+        full = q[s : s + CHUNK] @ table.T
+        if bias is not None:
+            full += bias[None, :]
+        if exclude is not None:
+            ex = np.asarray(exclude[s : s + CHUNK], dtype=np.int64)
+            ok = np.flatnonzero(ex >= 0)
+            full[ok, ex[ok]] = -np.inf
+        out[s : s + CHUNK] = full.argmax(axis=1)
+    return out
 
 
 def _bf16_table(key, table: np.ndarray):
@@ -37,8 +69,10 @@ def best_match(queries: np.ndarray, table: np.ndarray, key, *, bias: np.ndarray 
     """Exact ``argmax_t ⟨q_i, table_t⟩ + bias_t`` for each query, ``t != exclude[i]`` (-1: none)."""
     import torch
 
-    tb, norms = _bf16_table(key, table)
     q = np.ascontiguousarray(queries, dtype=np.float32)
+    if not bf16_native():
+        return _full_search(q, table, None if bias is None else np.asarray(bias, dtype=np.float32), exclude)
+    tb, norms = _bf16_table(key, table)
     n, dim = table.shape
     k = min(k, n)
     c = 2 * 2.0**-8 + 2.0**-16 + dim * 2.0**-23

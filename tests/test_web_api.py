@@ -235,14 +235,19 @@ def test_the_command_binds_loopback_and_logs_no_text(tmp_path):
     assert CANARY not in "".join(seen) + out
 
 
-def test_the_command_refuses_a_public_address_unless_asked(tmp_path):
+def test_the_command_refuses_a_public_address_unless_asked(monkeypatch):
     from dptext.commands.playground import is_loopback, playground
     from dptext.errors import DPTextError
 
+    served = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.append(kw["host"]))  # never listens here
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")
     with pytest.raises(DPTextError, match="--public"):
         playground(host="0.0.0.0", port=8090, public=False)
+    assert served == []
+    playground(host="0.0.0.0", port=8090, public=True)
+    assert served == ["0.0.0.0"]
 
 
 def fake_snapshot():

@@ -77,6 +77,8 @@ class Exploding(SanText):
     def _sample(self, idx, rng):
         raise RuntimeError("sampler exploded")
 
+    _sample_branches = _sample
+
 
 def test_fail_closed_returns_nothing():
     s = Sanitizer(Exploding(epsilon=1))
@@ -112,6 +114,10 @@ def test_memo_makes_repeats_identical_and_free(spec):
     other = {Sanitizer(spec).sanitize([Segment(PRIVATE, True)]).texts[0] for _ in range(5)}
     assert len(other) == 5
     assert s.sanitize([Segment(PRIVATE, True)], scope="bob").report["memo_hits"] == 0
+    # a per-call memo replaces the Sanitizer's own for that call only
+    held = DictMemo()
+    r = s.sanitize([Segment(PRIVATE, True)], scope="alice", memo=held)
+    assert r.report["memo_hits"] == 0 and len(held.store) == 1 and len(memo.store) == 2
 
 
 @dataclass

@@ -134,7 +134,7 @@ function renderReport(rep) {
   add("units", `${n.perturbed} perturbed, ${n.self} mapped to themselves, ${n.kept} kept, ${n.dropped} dropped`,
       "rep-counts");
   add("mechanism", `${rep.mechanism} on ${rep.space}`, "rep-mechanism");
-  if (rep.policy) add("entity policy", rep.policy.sentence || rep.policy.name, "rep-policy");
+  if (rep.policy) add("entity policy", `${rep.policy.name}: ${rep.policy.scope || ""}`, "rep-policy");
   add("technical scope", c.scope, "rep-technical");
   $("report-box").hidden = false;
 }

@@ -97,6 +97,8 @@ def mechanism_list() -> list[dict]:
     out = []
     for name in sorted(MECHANISMS):
         cls = MECHANISMS[name]
+        if not engine.per_unit(cls):
+            continue
         doc = (cls.__doc__ or "").strip().splitlines()
         first = doc[0] if doc else name
         out.append({"name": name, "default_space": cls.default_space, "description": first,

@@ -67,6 +67,9 @@ class Settings:
             raise WebError(f"unknown space {space!r}; choose one of {', '.join(list_spaces())}", field="space")
         settings = cls(normalise_name(body.get("mechanism") or "rantext"), eps, space, body.get("oov") or "drop")
         settings.spec()  # validates the rest
+        if not per_unit(mechanism_class(settings.mechanism)):
+            raise WebError(f"{settings.mechanism} rewrites whole documents; the playground shows per-unit "
+                           "mechanisms (use `dptext perturb` for it)", field="mechanism")
         return settings
 
     def spec(self) -> MechanismSpec:
@@ -80,6 +83,11 @@ class Settings:
 
     def at(self, epsilon: float) -> "Settings":
         return Settings(self.mechanism, float(epsilon), self.space, self.oov)
+
+
+def per_unit(cls) -> bool:
+    """A mechanism of units over an embedding space (a document-level one has no default space)."""
+    return getattr(cls, "default_space", None) is not None
 
 
 def build(settings: Settings) -> Mechanism:

@@ -155,10 +155,18 @@ async function perturb() {
     document.body.dataset.perturbed = String(Number(document.body.dataset.perturbed || 0) + 1);
     retention(body);
   } catch (err) {
+    clearResults();  // old results under new settings would mislead
     showError(err);
   } finally {
     busy(false);
   }
+}
+
+function clearResults() {
+  state.last = null;
+  $("original").replaceChildren();
+  $("perturbed").replaceChildren();
+  for (const id of ["report-box", "runs-box", "retention-box"]) $(id).hidden = true;
 }
 
 function hideTip() {

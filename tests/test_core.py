@@ -176,3 +176,11 @@ def test_build_takes_a_loaded_space_only_when_it_is_the_named_one(spec):
     with pytest.raises(ParameterError) as err:
         MechanismSpec(mechanism="rantext", epsilon=3).build(space=glove)  # rantext's space is cl100k-11k
     assert err.value.param == "space"
+
+
+def test_get_mechanism_accepts_a_loaded_space():
+    from dptext.spaces import get_space
+
+    glove = get_space("glove-50d")
+    m = get_mechanism("custext", epsilon=2, space=glove)
+    assert m.space is glove and m.name == "custext"

@@ -96,6 +96,22 @@ def spaces(
         s = get_space(build, progress=prog)
     how = f"built in {s.build_seconds:.1f}s" if s.build_seconds is not None else f"loaded in {s.load_seconds:.2f}s"
     typer.echo(f"{s.name}: {s.size} units x {s.dim} dims, {how}, cache {s.cache_path}")
+    typer.echo(calibration_line(s.describe(calibrate=True).get("calibration")))
+
+
+def calibration_line(cal: dict | None) -> str:
+    """RANTEXT's noise curve for this space: Z(ε) = a·ln(b·ε + c) + g, and the achieved list-size targets."""
+    if not cal:
+        return "rantext noise: not calibrated"
+    if "error" in cal:
+        return f"rantext noise: not available ({cal['error']})"
+    eps = "/".join(f"{t['epsilon']:g}" for t in cal.get("targets", []))
+    got = "/".join(f"{100 * t['achieved']:.1f}" for t in cal.get("targets", []))
+    want = "/".join(f"{100 * t['target']:.1f}" for t in cal.get("targets", []))
+    c, g = cal["c"], cal["g"]
+    return (f"rantext noise (calibrated on {cal.get('unit')!r}): Z(eps) = {cal['a']:.4g}*ln({cal['b']:.4g}*eps "
+            f"{'-' if c < 0 else '+'} {abs(c):.4g}) {'-' if g < 0 else '+'} {abs(g):.4g}; "
+            f"P(|C_r|/|V| <= {cal.get('ratio', 0.05):g}) at eps {eps}: {got} % (targets {want} %)")
 
 
 def mechanisms():

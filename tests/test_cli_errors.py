@@ -42,6 +42,9 @@ def one_error_line(p) -> str:
     (["frobnicate"], "No such command 'frobnicate'"),
     (["infer", "--remote", "notaurl"], "--remote: invalid remote 'notaurl': not a URL"),
     (["infer", "--remote", "ftp://example.org"], "unsupported scheme 'ftp'"),
+    (["perturb", "--policy", "nope", "x"], "--policy: unknown policy 'nope'"),
+    (["perturb", "--policy", "entities", "--entity-types", "PERSON,NOPE", "x"], "--entity-types"),
+    (["sanitize-corpus", "in.jsonl", "out.jsonl", "-m", "rantext", "-e", "3", "--policy", "nope"], "--policy"),
 ])
 def test_usage_mistakes_are_one_line_exit_2(args, needle):
     p = run(*args)

@@ -7,9 +7,13 @@ from typing import List, Optional
 import typer
 
 from dptext.commands._common import (
+    ENTITY_EPSILON_HELP,
+    ENTITY_TYPES_HELP,
     EPSILON_HELP,
     POLICY_HELP,
+    WORDLIST_HELP,
     mechanism_spec,
+    policy_settings,
     print_json,
     print_top,
     privacy_policy,
@@ -30,8 +34,9 @@ def perturb(
     digits: str = typer.Option("random", "--digits", help="Digit-only units: random | keep | vocab."),
     param: List[str] = typer.Option([], "--param", "-p", help="Mechanism parameter name=value (repeatable)."),
     policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
-    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon",
-                                                   help="ε for detected entities under --policy tiered."),
+    entity_types: Optional[str] = typer.Option(None, "--entity-types", help=ENTITY_TYPES_HELP),
+    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon", help=ENTITY_EPSILON_HELP),
+    wordlist: Optional[str] = typer.Option(None, "--wordlist", help=WORDLIST_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line on stderr."),
 ):
@@ -40,7 +45,7 @@ def perturb(
     A one-line summary (units perturbed, kept, dropped) goes to stderr.
     """
     spec = mechanism_spec(mechanism, epsilon, space=space, seed=seed, oov=oov, digits=digits, params=param)
-    pol = privacy_policy(policy, entity_epsilon)
+    pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
     doc = read_text_arg(text, what="text")
     if pol is None:
         with progress_bar() as prog:

@@ -205,3 +205,17 @@ def test_ray_run_is_quiet_and_kill_9_of_the_driver_leaves_no_ray_process(tmp_pat
             except ProcessLookupError:
                 pass
     assert gone, f"Ray processes survived the driver by {took:.0f} s: {left}"
+
+
+def test_policy_entities_through_sanitize_corpus(tmp_path):
+    rows = [{"id": 0, "text": "Maria Lopez moved to Berlin last spring."},
+            {"id": 1, "text": "Write to maria@example.org about the invoice."}]
+    src = write_jsonl(tmp_path / "in.jsonl", rows)
+    p = sanitize(src, tmp_path / "out.jsonl", "--policy", "entities", "--entity-types", "PERSON,GPE,EMAIL", "-q")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["policy"] == {"name": "entities", "entity_types": ["PERSON", "GPE", "EMAIL"]}
+    out = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert "Maria Lopez" not in out[0]["text"] and "Berlin" not in out[0]["text"]
+    assert "moved to" in out[0]["text"]  # outside the detected spans the text passes in clear
+    assert "maria@example.org" not in out[1]["text"] and "about the invoice." in out[1]["text"]
+    assert out[0]["privacy_report"]["policy"]["name"] == "entities"

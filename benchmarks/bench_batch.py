@@ -1,4 +1,4 @@
-"""Batch sanitization benchmark (issue 8): units/s of ``sanitize_corpus`` with RANTEXT.
+"""Batch sanitization benchmark: units/s of ``sanitize_corpus`` with RANTEXT.
 
 Usage: python benchmarks/bench_batch.py [--docs 100000] [--epsilon 3] [--skip-ray]
 

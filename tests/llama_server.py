@@ -4,10 +4,14 @@
   (default SmolLM2) on a free 127.0.0.1 port, waits (bounded) until
   ``/v1/models`` answers, yields the base URL ``http://127.0.0.1:PORT/v1``
   and always terminates the process.
-* ``recording_server(upstream=..., status=..., delay=...)``: a tiny HTTP server
-  on loopback that records every request it receives (method, path, headers,
-  raw body) and the reply it gave (status, raw body), and either forwards it to ``upstream`` (a recording reverse proxy), answers
-  with a fixed HTTP ``status``, or sleeps ``delay`` seconds first. This is the
+* ``recording_server(upstream=..., status=..., delay=..., reply=...)``: a tiny
+  HTTP/1.1 server on loopback that records every request it receives (method,
+  path, headers, raw body, client port) and the reply it gave (status, raw
+  body). It forwards to ``upstream`` (a recording reverse proxy), answers with
+  a fixed HTTP ``status`` (and ``headers``), or, with ``reply``, answers as a
+  chat model whose answer is that text: a chat completion, or an SSE stream
+  sent with chunked encoding when the request asks for one (``trickle``
+  seconds between its events). ``delay`` sleeps before answering. This is the
   receiving side that tests inspect to see what a backend really sent.
 * ``free_port()``: a loopback port with nothing listening (for "server down").
 
@@ -100,13 +104,13 @@ class Recorder:
         self.lock = threading.Lock()
         self.url = ""
 
-    def add(self, method: str, path: str, body: bytes, headers: dict) -> dict:
+    def add(self, method: str, path: str, body: bytes, headers: dict, peer: int = 0) -> dict:
         try:
             parsed = json.loads(body) if body else None
         except ValueError:
             parsed = None
         entry = {"method": method, "path": path, "body": body, "json": parsed, "headers": headers,
-                 "status": None, "response": b""}
+                 "status": None, "response": b"", "peer": peer}
         with self.lock:
             self.requests.append(entry)
         return entry
@@ -119,10 +123,34 @@ class Recorder:
         with self.lock:
             return [r["json"] for r in self.requests if r["path"].endswith("/chat/completions")]
 
+    def peers(self) -> list[int]:
+        """Client port of each request: one port per TCP connection the proxy opened."""
+        with self.lock:
+            return [r["peer"] for r in self.requests]
+
+
+def completion(text: str, model: str = "upstream-model") -> dict:
+    return {"id": "chatcmpl-rec", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None,
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+def stream_events(text: str, model: str = "upstream-model") -> list[bytes]:
+    def ev(delta, finish=None):
+        return ("data: " + json.dumps({"id": "chatcmpl-rec", "object": "chat.completion.chunk", "created": 0,
+                                       "model": model, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                                                    "finish_reason": finish}]}) + "\n\n").encode()
+    words = text.split(" ")
+    return ([ev({"role": "assistant", "content": ""})] + [ev({"content": (" " if i else "") + w})
+                                                         for i, w in enumerate(words)]
+            + [ev({}, "stop"), b"data: [DONE]\n\n"])
+
 
 @contextmanager
-def recording_server(*, upstream: str | None = None, status: int | None = None, delay: float = 0.0):
-    """Loopback HTTP server recording each request; forwards to ``upstream`` or answers ``status``.
+def recording_server(*, upstream: str | None = None, status: int | None = None, delay: float = 0.0,
+                     reply: str | None = None, headers: dict | None = None, trickle: float = 0.0):
+    """Loopback HTTP server recording each request; forwards to ``upstream``, answers ``status`` or ``reply``.
 
     Yields a :class:`Recorder` whose ``url`` is ``http://127.0.0.1:PORT/v1``.
     """
@@ -140,13 +168,18 @@ def recording_server(*, upstream: str | None = None, status: int | None = None, 
         def _handle(self):
             n = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(n) if n else b""
-            entry = rec.add(self.command, self.path, body, {k.lower(): v for k, v in self.headers.items()})
+            entry = rec.add(self.command, self.path, body, {k.lower(): v for k, v in self.headers.items()},
+                            self.client_address[1])
             if delay:
                 time.sleep(delay)
-            if up is not None:
-                headers = {k: v for k, v in self.headers.items()
-                           if k.lower() in ("content-type", "authorization", "accept")}
-                r = httpx.request(self.command, up + self.path, content=body or None, headers=headers,
+            if reply is not None and status is None and (entry["json"] or {}).get("stream"):
+                return self._stream(entry)
+            if reply is not None and status is None:
+                code, payload, ctype = 200, json.dumps(completion(reply)).encode(), "application/json"
+            elif up is not None:
+                fwd = {k: v for k, v in self.headers.items()
+                       if k.lower() in ("content-type", "authorization", "accept")}
+                r = httpx.request(self.command, up + self.path, content=body or None, headers=fwd,
                                   timeout=600, trust_env=False)
                 code, payload, ctype = r.status_code, r.content, r.headers.get("content-type", "application/json")
             else:
@@ -157,11 +190,31 @@ def recording_server(*, upstream: str | None = None, status: int | None = None, 
             self.send_response(code)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(payload)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
             self.end_headers()
             try:
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
                 pass
+
+        def _stream(self, entry):
+            entry["status"] = 200
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                for ev in stream_events(reply):
+                    if trickle:
+                        time.sleep(trickle)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(ev), ev))
+                    self.wfile.flush()
+                    entry["response"] += ev
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
 
         do_GET = do_POST = _handle
 
@@ -176,3 +229,25 @@ def recording_server(*, upstream: str | None = None, status: int | None = None, 
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def serve_app(app, timeout: float = 60.0):
+    """Run an ASGI app under uvicorn in a thread on a free loopback port; yields ``http://127.0.0.1:PORT/v1``."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           access_log=False, timeout_graceful_shutdown=5))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)

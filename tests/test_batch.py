@@ -1,4 +1,4 @@
-"""Batch sanitization (issue 8): engines local and ray, JSONL and Parquet, rejects, random streams."""
+"""Batch sanitization: engines local and ray, JSONL and Parquet, rejects, random streams."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import pytest
 from dptext.batch import sanitize_corpus
 from dptext.batch.engines import LocalEngine
 from dptext.batch.ray_engine import RayEngine
-from dptext.batch.sanitize import MechanismSpec
+from dptext.batch.sanitize import BatchJob
+from dptext.mechanisms.spec import MechanismSpec
 from dptext.cli import main as cli_main
 
 MECH = dict(mechanism="rantext", epsilon=3.0)
@@ -122,7 +123,7 @@ def test_seeded_runs_reproducible_across_engines(corpus, local2, ray_local):
 def test_document_stream_is_the_spawned_child(corpus, local2):
     """Document i uses child i of SeedSequence(seed).spawn: recompute a few in this process."""
     _, out = local2
-    mech = MechanismSpec("rantext", 3.0).build()
+    mech = MechanismSpec(mechanism="rantext", epsilon=3.0).build()
     children = np.random.SeedSequence(11).spawn(124)
     # the record index counts malformed records too: rows 0..10 are records 0..10, row 11 is record 12,
     # row 119 is record 122 (three malformed lines come before it)
@@ -142,11 +143,11 @@ def test_repeated_document_gets_independent_perturbations(tmp_path):
 
 
 def test_ray_engine_windows_and_existing_cluster(corpus, ray_local, tmp_path):
-    spec = MechanismSpec("rantext", 3.0)
+    job = BatchJob(MechanismSpec(mechanism="rantext", epsilon=3.0))
     items = [(i, r["text"]) for i, r in enumerate(corpus["rows"][:70])]
-    with LocalEngine(spec, 99, workers=1, shard_size=8) as eng:
+    with LocalEngine(job, 99, workers=1, shard_size=8) as eng:
         want = [(r.index, r.text, r.units) for r in eng.run(items)]
-    with RayEngine(spec, 99, workers=2, shard_size=8, window=40) as eng:  # two Ray Datasets
+    with RayEngine(job, 99, workers=2, shard_size=8, window=40) as eng:  # two Ray Datasets
         assert not eng.owns_ray  # the running Ray is reused, not shut down
         got = [(r.index, r.text, r.units) for r in eng.run(items)]
     assert got == want

@@ -112,24 +112,107 @@ def test_lambdas_move_mass(cape):
     assert all(a < b for a, b in zip(mass, mass[1:])), mass
 
 
-def test_keeps_stopwords_punctuation_and_reports_unit_epsilon(cape):
+def bound_by_enumeration(eps, nb, v):
+    """The proven bound written out term by term (scalar loops), for comparison with the vectorised one."""
+    best = -math.inf
+    for m in range(min(nb, v)):
+        tail = sum(math.exp(eps * i / (2 * nb)) for i in range(nb - m + 1, nb + 1))
+        best = max(best, math.log(1 + tail) + math.log(v - m))
+    return -math.log(1 + math.exp(-eps / 2)) + best
+
+
+@pytest.mark.parametrize("v,eps,nb", [(60, 1.0, 50), (30, 2.0, 20), (10, 1.0, 5), (8, 4.0, 3)])
+def test_bound_survives_brute_force_search_and_ln_v_does_not(v, eps, nb):
+    from reference.search import search
+
+    from dptext.privacy.claims import cape_bound
+
+    bound = cape_bound(eps, nb, v)
+    assert bound == pytest.approx(bound_by_enumeration(eps, nb, v), rel=1e-12)
+    found = search(eps, nb, v, seed=1)
+    assert found <= bound + 1e-9  # no violation
+    assert found >= bound - 0.15  # and the bound is nearly attained: not loose
+    if (v, eps, nb) in ((60, 1.0, 50), (30, 2.0, 20)):
+        assert found > eps + math.log(v) + 0.3  # the former claim ε + ln|V| is violated
+
+
+def test_bound_counter_example_of_the_issue():
+    """|V| = 1000, ε = 1, N_b = 50: x far from everything but itself, x' with 48 units spread above itself."""
+    from dptext.privacy.claims import cape_bound
+
+    v, eps, nb = 1000, 1.0, 50
+    ux = np.zeros(v)
+    ux[0] = 1.0  # x itself at the top of the range, every other unit at normalised distance 1
+    ux2 = np.zeros(v)
+    ux2[1:49] = np.linspace(1 / 48, 1.0, 48)  # 48 units spread between x' and the far shell
+    rows = rows_from_law(*bucket_law(np.stack([ux, ux2]), eps, 1.0, nb))
+    lr = float(np.log(rows[0, 0] / rows[1, 0]))
+    assert lr > eps + math.log(v) + 2 and lr <= cape_bound(eps, nb, v)
+
+
+def test_bound_on_real_geometry_small_vocabulary():
+    """Rows from real GloVe distances on 40-unit vocabularies and shared random logits stay under the bound."""
+    from dptext.privacy.claims import cape_bound
+    from dptext.spaces import get_space
+
+    sp = get_space("glove-50d")
+    rng = np.random.default_rng(4)
+    worst = 0.0
+    for _ in range(30):
+        sub = rng.choice(sp.size, 40, replace=False)
+        d = sp.distances(sub, sub).astype(np.float64)
+        dt = d / d.max()
+        lt = rng.beta(0.3, 0.3, size=40)
+        u = 0.5 * lt[None, :] - 1.0 * dt  # row i: input sub[i]
+        rows = rows_from_law(*bucket_law(u, 2.0, 1.5, 10))
+        lr = np.log(rows)[:, None, :] - np.log(rows)[None, :, :]
+        worst = max(worst, float(lr.max()))
+    assert 0 < worst <= cape_bound(2.0, 10, 40)
+
+
+def test_keeps_stopwords_and_reports_proven_unit_bounds(cape):
     res = cape.perturb(CONTEXT)
     assert res.text != CONTEXT
     for u in res.units:
         if u.original.lower() in ("my", "the", "from", "were", "so", "we", "with") or u.original in (",", "."):
             assert u.output == u.original and u.action == "kept"
     perturbed = [u for u in res.units if u.action == "perturbed" and u.reason == "vocab"]
-    eps_units = res.privacy["unit_epsilon"]
-    assert len(eps_units) == len(perturbed) and min(eps_units) >= cape.epsilon
-    # the per-unit claim is epsilon + ln(max|b|/min|b|) of that unit's buckets
+    proven, thm = res.privacy["unit_epsilon_proven"], res.privacy["unit_epsilon_cape_thm41"]
+    assert len(proven) == len(thm) == len(perturbed)
+    bound = res.privacy["claim"]["bound"]
+    assert bound == pytest.approx(bound_by_enumeration(cape.epsilon, cape.n_buckets, cape.space.size))
+    assert all(p <= bound + 1e-9 for p in proven)
+    # "biopsy" against 200 other inputs put in its place: every log-ratio, both directions, within its value
     seg, pos, i = cape.locate("biopsy", CONTEXT)
-    u = cape.utilities(seg, np.asarray([pos]), np.asarray([i]))
-    _, counts, _ = bucket_law(u, cape.epsilon, cape.sensitivity, cape.n_buckets)
-    nz = counts[0][counts[0] > 0]
+    logits = cape.device.unit_logits(seg, np.asarray([pos]), cape.space)
+    others = np.random.default_rng(0).choice(cape.space.size, 200, replace=False)
+    cand = np.concatenate([[i], others])
+    u = cape.utility(np.repeat(logits, len(cand), axis=0), cand)
+    b, counts, probs = bucket_law(u, cape.epsilon, cape.sensitivity, cape.n_buckets)
+    logr = np.log(rows_from_law(b, counts, probs))
     k = [j for j, r in enumerate(perturbed) if r.original == "biopsy"][0]
-    assert eps_units[k] == pytest.approx(cape.epsilon + math.log(nz.max() / nz.min()))
-    assert res.privacy["claim"]["bound"] == pytest.approx(cape.epsilon + math.log(cape.space.size))
+    worst_pair = max(float((logr[0] - logr[1:]).max()), float((logr[1:] - logr[0]).max()))
+    assert 0 < worst_pair <= proven[k] + 1e-9
+    nz = counts[0][counts[0] > 0]
+    assert thm[k] == pytest.approx(cape.epsilon + math.log(nz.max() / nz.min()))
     assert cape.settings()["clip"] > 0
+
+
+def test_fast_sampler_matches_the_literal_reference_in_tweets(cape, device):
+    from dptext.privacy.audit import audit_contexts
+    from dptext.privacy.fidelity import compare
+
+    text = audit_contexts(1)[0]
+    seg = cape.segment(text)
+    pos, idx = cape.vocab_positions(seg)
+    units = list(dict.fromkeys(int(i) for i in idx))[:3]
+    pvals = {}
+    for eps in (2.0, 8.0):
+        m = get_mechanism("cape", epsilon=eps, device=device, clip=cape.clip)
+        res = compare(m, units, samples=2000, seed=3, context=text)
+        pvals[eps] = [(r.unit, round(r.pvalue, 4)) for r in res]
+        assert all(r.passed for r in res), [r.to_dict() for r in res]
+    print(pvals)
 
 
 def test_context_changes_the_row_and_errors(cape):
@@ -176,13 +259,13 @@ def test_cli_cape_commands(device):
     out = runner.invoke(app, ["perturb", "-m", "cape", "-e", "4", "--seed", "3", "--json", CONTEXT])
     assert out.exit_code == 0, out.output
     res = json.loads(out.output[out.output.index("{"):])
-    assert res["privacy"]["unit_epsilon_max"] >= 4 and len(res["units"]) > 10
+    assert res["privacy"]["unit_epsilon_proven_max"] > 4 and len(res["units"]) > 10
     out = runner.invoke(app, ["transition", "biopsy", "-m", "cape", "-k", "3"])
     assert out.exit_code == 0 and len(out.output.strip().splitlines()) >= 3
     out = runner.invoke(app, ["context-transition", "biopsy", "-c", CONTEXT, "-p", "n_buckets=10", "-k", "2"])
     assert out.exit_code == 0, out.output
     out = runner.invoke(app, ["cape-calibrate", "--json", "A short calibration sentence about the weather."])
-    assert out.exit_code == 0 and json.loads(out.output[out.output.index("{"):])["clip"] > 0
+    assert out.exit_code != 0 and "does not exist" in str(out.exception)  # a file path, not the text itself
     out = runner.invoke(app, ["context-transition", "fox", "-c", CONTEXT])
     assert out.exit_code != 0
 

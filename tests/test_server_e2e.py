@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -22,12 +22,12 @@ import httpx
 import numpy as np
 import openai
 import pytest
-import uvicorn
-from llama_server import free_port, llama_server, recording_server
+from llama_server import free_port, llama_server, recording_server, serve_app
 
 from dptext.server import config_from_dict, create_app, hash_key
 from dptext.server.privacy import Perturber
 from dptext.server.request import parse_request
+from dptext.server.scheduler import ungated
 
 KEY = "sk-e2e-9c1f"
 MODEL = "smollm2"
@@ -73,30 +73,11 @@ def cfg_for(upstream_url, **over):
                          "backoff_s": 0.05},
             "privacy": {"mechanism": "rantext", "epsilon": 1, "seed": 11},
             "auth": {"keys": [{"id": "tester", "sha256": hash_key(KEY)}]},
-            "limits": {"requests_per_minute": 1e6, "burst": 100000}}
+            "limits": {"requests_per_minute": 1e6, "burst": 100000},
+            "state_dir": tempfile.mkdtemp(prefix="dptext-e2e-")}
     for k, v in over.items():
         data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
     return config_from_dict(data)
-
-
-@contextmanager
-def serve_app(app):
-    """Run an ASGI app under uvicorn in a thread on a free loopback port; always stopped."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           access_log=False, timeout_graceful_shutdown=5))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
 
 
 @contextmanager
@@ -128,8 +109,8 @@ def test_perturb_mode_sends_only_perturbed_private_units(llama):
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": "My neighbour Bartholomew keeps bees and sells honey at the market."},
         {"role": "assistant", "content": "Nice hobby."},
-        {"role": "user", "content": "Public question about <private>the diabetes of my brother Cornelius</private>, "
-                                    "answer kindly."},
+        {"role": "system", "content": "Public question about <private>the diabetes of my brother Cornelius</private>, "
+                                      "answer kindly."},
     ]
     SECRETS.extend(["Bartholomew", "Cornelius", "diabetes"])
     with recording_server(upstream=llama) as rec, proxy(rec.url, privacy={"epsilon": 3, "seed": 5}) as (url, cfg):
@@ -144,7 +125,7 @@ def test_perturb_mode_sends_only_perturbed_private_units(llama):
     # replay the seeded perturbation locally: what left must be exactly that
     req = parse_request({"model": "x", "messages": body_messages}, cfg)
     perturber = Perturber(cfg)
-    expected = perturber.perturb(req, rng=np.random.default_rng(5))
+    expected = perturber.perturb(ungated, req, rng=np.random.default_rng(5))
     assert sent["messages"] == expected.messages
     assert sent["messages"][0]["content"] == SYSTEM and sent["messages"][2]["content"] == "Nice hobby."
     assert sent["messages"][3]["content"].startswith("Public question about")
@@ -314,14 +295,16 @@ def test_inferdpt_mode_non_streaming_and_streaming(llama):
 def test_load_50_concurrent_sdk_clients(llama):
     """50 SDK clients x 10 requests, zero errors.
 
-    Every request runs the whole perturbation path, but with a fixed seed and one
-    conversation, so the upstream prompt is identical each time and llama.cpp's
-    prompt cache keeps the single, serial SmolLM2 upstream at about one token of
-    work per request (otherwise the upstream, not the proxy, dominates the run).
+    Every request runs the whole perturbation path (the memo is off, so nothing is
+    replayed), but with a fixed seed and one conversation, so the upstream prompt is
+    identical each time and llama.cpp's prompt cache keeps the single, serial SmolLM2
+    upstream at about one token of work per request (otherwise the upstream, not the
+    proxy, dominates the run).
     """
     n_clients, per_client = 50, 10
     SECRETS.append("Lovelace")
-    with proxy(llama, privacy={"epsilon": 3, "seed": 21}, upstream={"max_connections": 64}) as (url, _):
+    with proxy(llama, privacy={"epsilon": 3, "seed": 21, "memo": {"enabled": False}},
+               upstream={"max_connections": 64}) as (url, _):
         def run(i):
             c = client(url, timeout=300)
             errors, reports = [], 0
@@ -338,7 +321,8 @@ def test_load_50_concurrent_sdk_clients(llama):
 
         with ThreadPoolExecutor(n_clients) as pool:
             results = list(pool.map(run, range(n_clients)))
-        metrics = httpx.get(url.removesuffix("/v1") + "/metrics", trust_env=False).text
+        metrics = httpx.get(url.removesuffix("/v1") + "/metrics", trust_env=False,
+                            headers={"authorization": f"Bearer {KEY}"}).text
     errors = [e for errs, _ in results for e in errs]
     assert errors == [], errors[:3]
     assert sum(r for _, r in results) == n_clients * per_client
@@ -383,7 +367,7 @@ def test_cli_serve_logs_sizes_not_text(llama, tmp_path):
                 proc.kill()
                 out, _ = proc.communicate(timeout=20)
     log = out.decode("utf-8", "replace")
-    assert re.search(rf"request id=dpt-\w+ key=cli-user status=200 bytes=\d+ messages=1 private_chars={len(note)} ", log), log
+    assert re.search(rf"request id=dpt-\w+ key=cli-user status=200 code=- bytes=\d+ messages=1 private_chars={len(note)} ", log), log
     for secret in ("Philomena", "Cunningham", "98000", "Acme", "Biotech"):
         assert secret not in log
         assert secret.encode() not in b"".join(rec.bodies())

@@ -9,6 +9,7 @@ import hashlib
 import json
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from dptext.server.errors import ApiError
 from dptext.server.metrics import Metrics
 from dptext.server.privacy import Perturber
 from dptext.server.request import parse_request, split_private
+from dptext.server.scheduler import ungated
 
 KEY = "sk-unit-test-key"
 
@@ -29,7 +31,8 @@ KEY = "sk-unit-test-key"
 def make_cfg(**over):
     data = {"upstream": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "retries": 0, "timeout_s": 5},
             "privacy": {"mechanism": "rantext", "epsilon": 1, "seed": 3},
-            "auth": {"keys": [{"id": "alice", "sha256": hash_key(KEY)}]}}
+            "auth": {"keys": [{"id": "alice", "sha256": hash_key(KEY)}]},
+            "state_dir": tempfile.mkdtemp(prefix="dptext-unit-")}
     for k, v in over.items():
         data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
     return config_from_dict(data)
@@ -50,8 +53,12 @@ def test_config_env_references(tmp_path):
     assert cfg.upstream.base_url == "http://10.0.0.1:8000/v1" and cfg.upstream.model == "gpt-x"
     assert cfg.upstream.api_key == "secret" and cfg.auth.keys[0].sha256 == hash_key("k")
     assert cfg.model_name == "lit ${X}"
-    with pytest.raises(DPTextError, match="environment variable UP_KEY is not set"):
+    with pytest.raises(DPTextError, match=r"environment variable not set: UP_KEY \(for upstream.api_key\)$"):
         load_config(p, env={k: v for k, v in env.items() if k != "UP_KEY"})
+    with pytest.raises(DPTextError) as e:  # every missing variable in one message
+        load_config(p, env={"UP_URL": "http://h/v1"})
+    assert str(e.value) == ("config: environment variables not set: UP_KEY (for upstream.api_key), "
+                            "KEY_HASH (for auth.keys[0].sha256)")
 
 
 @pytest.mark.parametrize("over, match", [
@@ -154,7 +161,7 @@ def test_parse_request_roles_and_refusals():
                                       {"role": "assistant", "content": "ok"}]}, cfg)
     assert [(m.role, [(s.text, s.private) for s in m.segments]) for m in req.messages] == [
         ("system", [("Be brief.", False)]), ("user", [("secret", True)]), ("assistant", [("ok", False)])]
-    assert req.params == {"temperature": 0.5}  # user / metadata / name never forwarded
+    assert req.params == {"temperature": 0.5, "max_tokens": 4096}  # user / metadata / name never forwarded
     inferdpt = parse_request({"model": "x", "messages": [{"role": "assistant", "content": "ok"}]},
                              make_cfg(mode="inferdpt"))
     assert inferdpt.messages[0].segments[0].private  # answers rebuilt from raw text stay local
@@ -183,9 +190,9 @@ def test_every_private_part_of_every_turn_is_perturbed(perturber):
         {"role": "system", "content": "You are a careful assistant. Keep answers short."},
         {"role": "user", "content": "Patient Margaret Thompson reports chronic migraine and insomnia."},
         {"role": "assistant", "content": "Noted. What else?"},
-        {"role": "user", "content": "Summarise for <private>Doctor Wilkinson at Riverside Clinic</private> please."}]}
+        {"role": "system", "content": "Summarise for <private>Doctor Wilkinson at Riverside Clinic</private> please."}]}
     req = parse_request(body, cfg)
-    out = perturber.perturb(req)
+    out = perturber.perturb(ungated, req)
     msgs = out.messages
     assert msgs[0] == body["messages"][0] and msgs[2] == body["messages"][2]  # public turns verbatim
     assert msgs[3]["content"].startswith("Summarise for") and msgs[3]["content"].endswith(" please.")
@@ -194,7 +201,7 @@ def test_every_private_part_of_every_turn_is_perturbed(perturber):
     assert out.report["private_spans"] == 2 and out.report["private_messages"] == 2
     u = out.report["units"]
     assert u["perturbed"] >= 4 and u["perturbed"] + u["dropped"] == 13 and u["kept"] == 1  # 13 words, one "."
-    again = perturber.perturb(req, rng=np.random.default_rng(3))
+    again = perturber.perturb(ungated, req, rng=np.random.default_rng(3))
     assert again.messages == out.messages  # seed option: reproducible
     header = out.header()
     assert header.isascii() and json.loads(header)["claim"] == {"kind": "dp-within-set", "bound": 1.0}
@@ -204,7 +211,7 @@ def test_report_never_contains_private_text():
     p = Perturber(make_cfg(privacy={"oov": "keep"}))
     req = parse_request({"model": "x", "messages": [{"role": "user", "content": "Zxqvbnm Wojciechowska ☃"}]},
                         make_cfg())
-    out = p.perturb(req)
+    out = p.perturb(ungated, req)
     assert out.report["kept_by_policy"] >= 1  # counted...
     blob = json.dumps(out.report, ensure_ascii=False) + out.header()
     assert "☃" not in blob and "Zxqvbnm" not in blob  # ...never listed
@@ -262,7 +269,8 @@ def test_refusals_never_reach_upstream(refusing_app):
     r = client.get("/v1/models", headers=ok_headers)
     assert r.json()["data"][0]["id"] == "dptext"
     assert client.get("/nope").json()["error"]["code"] == "not_found"
-    metrics = client.get("/metrics").text
+    assert client.get("/metrics").status_code == 401  # metrics.require_key: true by default
+    metrics = client.get("/metrics", headers=ok_headers).text
     assert 'dptext_requests_total{key="alice",mode="perturb",status="429"} 1' in metrics
     assert client.get("/healthz").json()["status"] == "ok"
 

@@ -1,5 +1,8 @@
 """Token manipulation (SPEC 1.5): lossy mappers, Stencil, punctuated Stencil, noise mapper; minilm-wordpiece."""
 
+import json
+import os
+
 import numpy as np
 import pytest
 
@@ -210,16 +213,75 @@ def test_noise_nearest_neighbour_hit_rate_falls_with_eta(space):
 
 
 def test_cli_runs_every_mechanism_of_the_area():
+    """Through the CLI (JSON output): mappers emit group representatives, Stencil and the noise mapper never
+    return the unit they replace."""
     from typer.testing import CliRunner
 
     from dptext.cli import app
 
     runner = CliRunner()
+    space = get_space("minilm-wordpiece")
     for name in ("2-random", "high-freq", "stencil", "punctuated-stencil", "noise-mapper"):
-        out = runner.invoke(app, ["perturb", "-m", name, "--space", "minilm-wordpiece", "--seed", "1", TEXT])
+        out = runner.invoke(app, ["perturb", "-m", name, "--space", "minilm-wordpiece", "--seed", "1", "--json", TEXT])
         assert out.exit_code == 0, out.output
-        assert out.output.strip() and "##" not in out.output
+        res = json.loads(out.output[out.output.index("{"):])
+        pairs = [(space.lookup(u["original"]), space.lookup(u["output"])) for u in res["units"]
+                 if u["action"] == "perturbed" and u["reason"] == "vocab"]
+        assert len(pairs) >= 5 and all(y >= 0 for _, y in pairs) and "##" not in res["text"]
+        if name in ("2-random", "high-freq"):
+            m = get_mechanism(name, space=space, seed=1)
+            assert all(m.mapping[y] == y and m.group_of[x] == m.group_of[y] for x, y in pairs)
+        else:
+            assert all(x != y for x, y in pairs)
     out = runner.invoke(app, ["transition", "fox", "-m", "stencil", "-k", "1"])
     assert out.exit_code == 0 and "1.000000\tfoxes" in out.output
     out = runner.invoke(app, ["context-transition", "fox", "-c", TEXT, "-m", "stencil", "-p", "sigma=0", "-k", "1"])
     assert out.exit_code == 0, out.output
+
+
+# ----- dptext cape-calibrate FILE --save (real CLI in a subprocess) -----------------------------------------------
+def _cli(args, cache_dir, stdin=None):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DPTEXT_CACHE_DIR": str(cache_dir)}
+    return subprocess.run([sys.executable, "-m", "dptext.cli", *args], input=stdin, capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+@pytest.fixture
+def private_cache(tmp_path):
+    """A cache of its own (so a saved B cannot leak into other tests) sharing the built spaces."""
+    import os
+    from pathlib import Path
+
+    real = Path(os.environ["DPTEXT_CACHE_DIR"]) / "spaces"
+    get_space("smollm2")  # built once in the shared cache
+    (tmp_path / "spaces").symlink_to(real, target_is_directory=True)
+    return tmp_path
+
+
+def test_cape_calibrate_reads_a_file_and_refuses_small_saves(tmp_path, private_cache):
+    from dptext.mechanisms.cape import default_device, saved_clip_path
+
+    small = tmp_path / "small.txt"
+    small.write_text("The committee met on Tuesday to review the budget.\n")
+    out = _cli(["cape-calibrate", str(small), "--save"], private_cache)
+    assert out.returncode == 2 and "refusing to save" in out.stderr and "at least 200" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    out = _cli(["cape-calibrate", str(tmp_path / "missing.txt"), "--save"], private_cache)
+    assert out.returncode == 2 and "does not exist" in out.stderr
+    out = _cli(["cape-calibrate", "--save"], private_cache)
+    assert out.returncode == 2 and "--save needs a calibration FILE" in out.stderr
+    big = tmp_path / "sample.txt"
+    big.write_text(" ".join(["My doctor said the biopsy results were normal, so we walked home by the river."] * 20))
+    out = _cli(["cape-calibrate", str(big), "--save", "--json"], private_cache)
+    assert out.returncode == 0, out.stderr
+    rep = json.loads(out.stdout)
+    assert rep["units"] >= 200 and rep["saved"] and rep["clip"] > 0  # the file's units, not its name's
+    saved = saved_clip_path(default_device(), get_space("smollm2"))
+    saved = private_cache / saved.relative_to(os.environ["DPTEXT_CACHE_DIR"])
+    assert float(np.load(saved)) == pytest.approx(rep["clip"])
+    piped = _cli(["cape-calibrate", "-", "--json"], private_cache, stdin=big.read_text())
+    assert piped.returncode == 0 and json.loads(piped.stdout)["clip"] == pytest.approx(rep["clip"])

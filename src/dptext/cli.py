@@ -2,8 +2,20 @@
 
 Each area registers its sub-commands from its own module in
 ``dptext/commands/`` (a ``register(app)`` function), so the command line
-grows without one file growing with it. User errors (``DPTextError``) print
-one line on stderr and exit 2; there is never a traceback for bad input.
+grows without one file growing with it.
+
+Exit status, whatever the typer/click version underneath:
+
+* 0: success;
+* 2: bad input or usage (unknown option, bad value, unknown name): one line
+  on stderr, ``dptext: error: ...``, never a traceback;
+* 130: interrupted (Ctrl-C): one line on stderr, ``dptext: interrupted``;
+* a command's own status otherwise (``dptext audit`` exits 1 when it fails).
+
+typer 0.29 and later bundle their own copy of click (``typer._click``), whose
+exception classes are not click's; both are recognised here by the names in
+the exception's class hierarchy, so neither copy can turn a usage mistake
+into a traceback.
 """
 
 from __future__ import annotations
@@ -16,14 +28,49 @@ import typer
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Differentially private text for black-box LLMs (InferDPT and friends), offline.")
 
-COMMAND_MODULES = ("core", "infer", "tokenmanip", "attack", "evaluate", "bench", "serve", "batch")
+COMMAND_MODULES = ("core", "infer", "tokenmanip", "attack", "evaluate", "bench", "serve", "batch",
+                   "calibrate", "playground", "policy")
+
+# The one place where a library setting name (ParameterError.param) becomes the flag a user typed.
+FLAGS = {
+    "mechanism": "--mechanism", "epsilon": "--epsilon", "space": "--space", "seed": "--seed",
+    "oov": "--oov", "digits": "--digits", "punctuation": "--punctuation", "policy": "--policy",
+    "entity_epsilon": "--entity-epsilon", "entity_types": "--entity-types", "wordlist": "--wordlist",
+    "workers": "--workers", "shard_size": "--shard-size", "engine": "--engine", "top": "--top",
+    "max_tokens": "--max-tokens", "remote": "--remote", "local": "--local", "task": "--task",
+}
+
+INTERRUPTED = 130
+
+
+def flag_for(param: str) -> str:
+    """``epsilon`` -> ``--epsilon``; ``options.n_buckets`` -> ``--param n_buckets``; others unchanged."""
+    if param.startswith("options."):
+        return f"--param {param[len('options.'):]}"
+    return FLAGS.get(param, param)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from dptext import __version__
+
+        typer.echo(f"dptext {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Differentially private text for black-box LLMs (InferDPT and friends), offline."""
 
 
 def _load_commands() -> None:
     for name in COMMAND_MODULES:
         try:
             mod = importlib.import_module(f"dptext.commands.{name}")
-        except ModuleNotFoundError as exc:  # an area not written yet
+        except ModuleNotFoundError as exc:  # that area's command file is not installed
             if exc.name != f"dptext.commands.{name}":
                 raise
             continue
@@ -33,26 +80,63 @@ def _load_commands() -> None:
 _load_commands()
 
 
+def _class_names(exc: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def _error(message: str) -> None:
+    print(f"dptext: error: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def _interrupted() -> int:
+    print("dptext: interrupted", file=sys.stderr)
+    return INTERRUPTED
+
+
+def _click_status(exc: BaseException) -> int | None:
+    """Exit status for a click or typer._click exception (printing its one line); None if it is neither."""
+    names = _class_names(exc)
+    if "NoArgsIsHelpError" in names:  # `dptext` alone: the help is what was asked for
+        ctx = getattr(exc, "ctx", None)
+        print(ctx.get_help() if ctx is not None else exc.format_message())
+        return 0
+    if "UsageError" in names:
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        _error(f"{exc.format_message()}{hint}")
+        return 2
+    if names & {"ClickException", "TyperException"} and hasattr(exc, "format_message"):
+        _error(exc.format_message())
+        return int(getattr(exc, "exit_code", 1))
+    if "Exit" in names and hasattr(exc, "exit_code"):
+        return int(exc.exit_code)
+    if "Abort" in names:  # click < 8.2 / typer < 0.29 turn Ctrl-C into Abort
+        return _interrupted()
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    from dptext.errors import DPTextError
+    from dptext.errors import DPTextError, ParameterError
 
     try:
-        app(args=argv, standalone_mode=False)
-    except DPTextError as exc:
-        print(f"dptext: error: {exc}", file=sys.stderr)
+        rv = app(args=argv, prog_name="dptext", standalone_mode=False)
+    except ParameterError as exc:
+        flag = flag_for(exc.param)
+        _error(f"{flag}: {exc}" if flag != exc.param else str(exc))
         return 2
-    except (typer.Abort, KeyboardInterrupt):
-        print("dptext: aborted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        if isinstance(exc, click.exceptions.Exit):
-            return exc.exit_code
-        raise
+    except DPTextError as exc:
+        _error(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        return _interrupted()
+    except Exception as exc:
+        status = _click_status(exc)
+        if status is None:
+            raise
+        return status
+    # typer >= 0.29 returns Exit's status instead of raising it; Ctrl-C arrives here as 130
+    if isinstance(rv, int) and not isinstance(rv, bool):
+        return _interrupted() if rv == INTERRUPTED else rv
     return 0
 
 

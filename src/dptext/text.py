@@ -29,16 +29,35 @@ class Segmentation:
     def join(self, outputs: list[str] | None = None) -> str:
         """Rebuild text; ``outputs[i]`` replaces piece i (``None`` = dropped with its whitespace).
 
-        When leading units are dropped, the first surviving unit takes the text's
-        original leading whitespace, so output never gains a stray leading space.
+        Line structure survives drops: when dropped units' whitespace held line breaks, the
+        next surviving unit is preceded by that whitespace up to its last line break, then by
+        the line's indentation (its own whitespace if that holds a line break, else the
+        dropped unit's); line breaks before dropped units at the end are kept too. Otherwise the first surviving unit takes the text's original leading whitespace,
+        so output never gains a stray leading space.
         """
         outs = [p.text for p in self.pieces] if outputs is None else outputs
+        if None not in outs:
+            return "".join([p.ws + o for p, o in zip(self.pieces, outs)]) + self.trailing
         parts = []
+        pending = ""
         for piece, out in zip(self.pieces, outs):
             if out is None:
+                pending += piece.ws
                 continue
-            parts.append(piece.ws if parts else self.pieces[0].ws)
+            if pending:
+                nl = pending.rfind("\n")
+                if nl >= 0:
+                    ws = pending[: nl + 1] + (piece.ws if "\n" in piece.ws else pending[nl + 1 :])
+                else:
+                    ws = piece.ws if parts or "\n" in piece.ws else self.pieces[0].ws
+                pending = ""
+            else:
+                ws = piece.ws
+            parts.append(ws)
             parts.append(out)
+        nl = pending.rfind("\n")
+        if nl >= 0:
+            parts.append(pending[: nl + 1])
         parts.append(self.trailing)
         return "".join(parts)
 

@@ -4,22 +4,21 @@ A corpus is a sequence of records (JSONL: one JSON object per line; Parquet:
 one row). The reader yields :class:`Record` for good records and
 :class:`Reject` for malformed ones (bad UTF-8, bad JSON, not an object, no
 text field, non-string or null text, a field that would be overwritten by
-the report); blank JSONL lines are counted and skipped. ``index`` is the
+the report, a text that is not valid Unicode); blank JSONL lines are
+counted and skipped. JSON allows lone surrogates (``"\\ud800"``), which no
+UTF-8 file can hold: in the text they reject the record here, in any other
+field when the record is written. ``index`` is the
 0-based position among records (blank lines excluded), the key of the
 per-document random stream; ``line`` is what a human looks for (JSONL line
 number, or Parquet row number, 1-based).
 
-Writers write to a temporary file next to the output and rename it on
-``commit()``, so a failed run never leaves a half-written corpus behind.
-Parquet output keeps the input schema and appends the report column as a
-JSON string; JSONL output stores the report as a nested object.
+Writing is in :mod:`dptext.batch.output`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +131,11 @@ class CorpusReader:
             return Reject(index, lineno, f"field {self.text_field!r} is {what}, not a string", raw)
         if self.report_field in row:
             return Reject(index, lineno, f"already has a field {self.report_field!r} (would be overwritten)", raw)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return Reject(index, lineno, f"field {self.text_field!r} is not valid Unicode "
+                                         f"({exc.reason} at position {exc.start})", raw)
         return Record(index, lineno, row, text)
 
     def _iter_parquet(self):
@@ -143,106 +147,3 @@ class CorpusReader:
                     rec.raw = json.dumps(row, ensure_ascii=False, default=str)
                 yield rec
                 index += 1
-
-
-class _AtomicFile:
-    def __init__(self, path: str | os.PathLike, suffix: str):
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise DPTextError(f"output {str(path)!r} is a directory")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self.tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=suffix)
-        os.close(fd)
-
-    def _replace(self) -> None:
-        os.replace(self.tmp, self.path)
-
-    def abort(self) -> None:
-        if os.path.exists(self.tmp):
-            os.unlink(self.tmp)
-
-
-class JsonlWriter(_AtomicFile):
-    def __init__(self, path, report_field: str):
-        super().__init__(path, ".tmp.jsonl")
-        self.report_field = report_field
-        self.f = open(self.tmp, "w", encoding="utf-8")
-
-    def write(self, row: dict, report: dict) -> None:
-        row = dict(row)
-        row[self.report_field] = report
-        self.f.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-    def commit(self) -> None:
-        self.f.close()
-        self._replace()
-
-    def abort(self) -> None:
-        self.f.close()
-        super().abort()
-
-
-class ParquetWriter(_AtomicFile):
-    FLUSH = 4096
-
-    def __init__(self, path, schema, report_field: str):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        super().__init__(path, ".tmp.parquet")
-        self.report_field = report_field
-        self.schema = schema.append(pa.field(report_field, pa.string()))
-        self.writer = pq.ParquetWriter(self.tmp, self.schema)
-        self.rows: list[dict] = []
-
-    def write(self, row: dict, report: dict) -> None:
-        row = dict(row)
-        row[self.report_field] = json.dumps(report, ensure_ascii=False)
-        self.rows.append(row)
-        if len(self.rows) >= self.FLUSH:
-            self._flush()
-
-    def _flush(self) -> None:
-        import pyarrow as pa
-
-        if self.rows:
-            self.writer.write_table(pa.Table.from_pylist(self.rows, schema=self.schema))
-            self.rows = []
-
-    def commit(self) -> None:
-        self._flush()
-        self.writer.close()
-        self._replace()
-
-    def abort(self) -> None:
-        self.writer.close()
-        super().abort()
-
-
-def open_writer(path, reader: CorpusReader):
-    """A writer for ``path`` in the reader's format (the output format must match the input's)."""
-    fmt = corpus_format(path)
-    if fmt != reader.format:
-        raise DPTextError(f"output {str(path)!r} is {fmt} but the input is {reader.format}; keep the same format")
-    if Path(path).resolve() == reader.path.resolve():
-        raise DPTextError("output must differ from the input (the input is read while the output is written)")
-    if fmt == "parquet":
-        return ParquetWriter(path, reader.schema, reader.report_field)
-    return JsonlWriter(path, reader.report_field)
-
-
-class RejectsFile:
-    """JSONL of malformed records: ``{"line", "index", "error", "raw"}`` (raw stays on this machine)."""
-
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.f = open(self.path, "w", encoding="utf-8")
-        self.count = 0
-
-    def add(self, line: int, index: int, error: str, raw: str) -> None:
-        self.f.write(json.dumps({"line": line, "index": index, "error": error, "raw": raw}, ensure_ascii=False) + "\n")
-        self.count += 1
-
-    def close(self) -> None:
-        self.f.close()

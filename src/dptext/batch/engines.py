@@ -14,22 +14,25 @@ in input order. ``workers=1`` runs in the calling process (no pool).
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections import deque
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
 from dptext.errors import DPTextError
-from dptext.batch.sanitize import DocResult, MechanismSpec, sanitize_shard
+from dptext.batch.sanitize import BatchJob, DocResult, sanitize_shard
 
 _WORKER: dict = {}
 START_TIMEOUT = 300  # seconds for the pool to spawn and load the mechanism
 
 
-def _init_worker(spec: MechanismSpec, entropy: int) -> None:
+def _init_worker(job: BatchJob, entropy: int) -> None:
+    # Ctrl-C reaches the whole process group: only the driver handles it (and terminates the pool)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # an exception escaping a Pool initializer makes the pool respawn workers forever: keep it for the tasks
     try:
-        _WORKER["mech"] = spec.build(mmap=True)
+        _WORKER["mech"] = job.build(mmap=True)
     except BaseException as exc:  # noqa: BLE001 (re-raised by every task of this worker)
         _WORKER["error"] = exc
     _WORKER["entropy"] = entropy
@@ -80,21 +83,21 @@ def _single_threaded_children():
 class LocalEngine:
     name = "local"
 
-    def __init__(self, spec: MechanismSpec, entropy: int, *, workers: int = 1, shard_size: int = 256):
-        self.spec, self.entropy = spec, entropy
+    def __init__(self, job: BatchJob, entropy: int, *, workers: int = 1, shard_size: int = 256):
+        self.job, self.entropy = job, entropy
         self.workers, self.shard_size = max(1, int(workers)), max(1, int(shard_size))
         self.pool = None
 
     def start(self) -> "LocalEngine":
         if self.workers == 1:
             _WORKER.clear()
-            _WORKER["mech"], _WORKER["entropy"] = self.spec.build(mmap=True), self.entropy
+            _WORKER["mech"], _WORKER["entropy"] = self.job.build(mmap=True), self.entropy
         else:
             import multiprocessing as mp
 
             with _single_threaded_children():
                 self.pool = mp.get_context("spawn").Pool(self.workers, initializer=_init_worker,
-                                                         initargs=(self.spec, self.entropy))
+                                                         initargs=(self.job, self.entropy))
             try:
                 self.pool.map_async(_ready, range(self.workers), chunksize=1).get(timeout=START_TIMEOUT)
             except mp.TimeoutError:

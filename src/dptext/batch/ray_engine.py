@@ -14,26 +14,30 @@ with the driver, which bounds its memory by the window.
 Ray is started by :meth:`RayEngine.start` (``num_cpus=workers``, no
 dashboard) unless it is already running in this process or ``address``
 names an existing cluster (whose nodes must have dptext installed); it is
-shut down again only if this engine started it.
+shut down again only if this engine started it, and then also torn down by a
+watchdog process if the driver dies without shutting it down
+(:mod:`dptext.batch.ray_watchdog`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import time
+import warnings
 from typing import Iterable, Iterator
 
 from dptext.batch.engines import shards
-from dptext.batch.sanitize import DocResult, MechanismSpec, sanitize_shard
+from dptext.batch.sanitize import BatchJob, DocResult, sanitize_shard
 from dptext.errors import DPTextError
 
 
 class RaySanitizer:
     """Stateful Ray Data callable: mechanism loaded once per actor, then one call per batch."""
 
-    def __init__(self, spec: MechanismSpec, entropy: int):
-        self.mech = spec.build(mmap=True)
+    def __init__(self, job: BatchJob, entropy: int):
+        self.mech = job.build(mmap=True)
         self.entropy = entropy
 
     def __call__(self, batch):
@@ -49,25 +53,31 @@ class RaySanitizer:
         })
 
 
-def start_ray(*, address: str | None = None, num_cpus: int | None = None) -> bool:
+def start_ray(*, address: str | None = None, num_cpus: int | None = None, verbose: bool = False,
+              reaper=None) -> bool:
     """Connect to (or start) Ray quietly; True when this call started it (so the caller shuts it down).
 
-    ``address`` (or ``$RAY_ADDRESS``) joins an existing cluster; otherwise a local Ray with ``num_cpus``.
+    ``address`` (or ``$RAY_ADDRESS``) joins an existing cluster; otherwise a local Ray with ``num_cpus``,
+    whose processes ``reaper`` (a :class:`~dptext.batch.ray_watchdog.RayReaper`) marks for tear-down.
+    Unless ``verbose``, Ray's start-up log warnings stay off stderr.
     """
-    import os
-
     import ray
 
     if ray.is_initialized():
         return False
     address = address or os.environ.get("RAY_ADDRESS") or None
-    kw = dict(include_dashboard=False, log_to_driver=False, configure_logging=True, logging_level=logging.WARNING)
+    level = logging.INFO if verbose else logging.ERROR
+    kw = dict(include_dashboard=False, log_to_driver=verbose, configure_logging=True, logging_level=level)
+    if reaper is not None and not address:
+        reaper.mark()  # kept until close(): the raylet starts some agents after init returns
     try:
         if address:
             ray.init(address=address, **kw)
         else:
             ray.init(num_cpus=num_cpus, **kw)
     except (ConnectionError, RuntimeError, ValueError) as exc:
+        if reaper is not None:
+            reaper.unmark()
         raise DPTextError(f"cannot start or reach Ray{' at ' + address if address else ''}: {exc}") from None
     return True
 
@@ -87,12 +97,14 @@ def quiet_data_context():
 class RayEngine:
     name = "ray"
 
-    def __init__(self, spec: MechanismSpec, entropy: int, *, workers: int | None = None, address: str | None = None,
-                 shard_size: int = 256, window: int = 200_000):
-        self.spec, self.entropy = spec, entropy
+    def __init__(self, job: BatchJob, entropy: int, *, workers: int | None = None, address: str | None = None,
+                 shard_size: int = 256, window: int = 200_000, verbose: bool = False):
+        self.job, self.entropy = job, entropy
         self.workers, self.address = workers, address
         self.shard_size, self.window = max(1, int(shard_size)), max(1, int(window))
         self.owns_ray = False
+        self.verbose = verbose
+        self.reaper = None
         self.startup_seconds = 0.0
 
     def start(self) -> "RayEngine":
@@ -102,8 +114,13 @@ class RayEngine:
         if not self.address:  # same machine: write the memory-mappable space once, before the actors race to
             from dptext.batch.mmap_space import export_space
 
-            export_space(self.spec.space_name())
-        self.owns_ray = start_ray(address=self.address, num_cpus=self.workers)
+            export_space(self.job.space_name)
+        if not (self.address or os.environ.get("RAY_ADDRESS")) and not ray.is_initialized():
+            from dptext.batch.ray_watchdog import RayReaper
+
+            self.reaper = RayReaper().start()
+        self.owns_ray = start_ray(address=self.address, num_cpus=self.workers, verbose=self.verbose,
+                                  reaper=self.reaper)
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         quiet_data_context()
@@ -128,10 +145,14 @@ class RayEngine:
 
         tables = [pa.table({"idx": pa.array(i, pa.int64()), "text": pa.array(t, pa.string())}) for i, t in window]
         expected = iter([i for idx, _ in window for i in idx])
-        ds = ray.data.from_arrow(tables).map_batches(
-            RaySanitizer, batch_size=self.shard_size, batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(tables))), num_cpus=1,
-            fn_constructor_kwargs={"spec": self.spec, "entropy": self.entropy})
+        with warnings.catch_warnings():
+            # max_restarts has no named parameter in this Ray; passing it through **ray_remote_args warns
+            warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
+            ds = ray.data.from_arrow(tables).map_batches(
+                RaySanitizer, batch_size=self.shard_size, batch_format="pyarrow",
+                compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(tables))), num_cpus=1,
+                fn_constructor_kwargs={"job": self.job, "entropy": self.entropy},
+                max_restarts=0)  # a dead actor fails the run; restartable actors make Ray log an error line
         for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
             cols = {k: batch.column(k).to_pylist() for k in ("idx", "text", "report", "units", "error")}
             for i, text, report, units, error in zip(*cols.values()):
@@ -145,6 +166,10 @@ class RayEngine:
 
             ray.shutdown()
             self.owns_ray = False
+        if self.reaper is not None:  # sweeps whatever the shutdown left behind
+            self.reaper.unmark()
+            self.reaper.close()
+            self.reaper = None
 
     def __enter__(self):
         return self.start()

@@ -17,37 +17,60 @@ gets independent perturbations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from dptext.errors import DPTextError
+from dptext.mechanisms.spec import MechanismSpec
 
 
 @dataclass(frozen=True)
-class MechanismSpec:
-    """Everything a worker needs to rebuild the mechanism (picklable, sent once per worker)."""
+class BatchJob:
+    """What every worker needs (picklable, sent once per worker): the mechanism spec and the policy settings.
 
-    name: str
-    epsilon: float
-    space: str | None = None
-    options: dict = field(default_factory=dict)  # oov=, digits=, ... passed to the mechanism
+    ``policy`` is None (every unit private) or the keyword arguments of
+    ``dptext.privacy.policy.get_policy`` (``{"name": "entities", ...}``): a policy holds models that do not
+    travel between processes, so each worker builds its own from the settings.
+    """
 
+    spec: MechanismSpec
+    policy: dict | None = None
+
+    @property
     def space_name(self) -> str:
-        from dptext.mechanisms import MECHANISMS
+        return self.spec.space_name
 
-        key = self.name.lower().replace("_", "-")
-        if key not in MECHANISMS:
-            raise DPTextError(f"unknown mechanism {self.name!r}; known mechanisms: {', '.join(sorted(MECHANISMS))}")
-        return self.space or MECHANISMS[key].default_space
+    def build(self, *, mmap: bool = True) -> "DocSanitizer":
+        """The per-document sanitizer, on a memory-mapped private copy of the space (``mmap=True``)."""
+        if self.policy is not None:
+            from dptext.pipeline import Sanitizer
+            from dptext.privacy.policy import get_policy
 
-    def build(self, *, mmap: bool = True):
-        """The mechanism, on a memory-mapped private copy of its space (``mmap=True``) or the shared one."""
+            kw = dict(self.policy)
+            return DocSanitizer(None, Sanitizer(self.spec, policy=get_policy(kw.pop("name"), **kw)))
+        if not mmap:
+            return DocSanitizer(self.spec.build(), None)
         from dptext.batch.mmap_space import load_space_mmap
-        from dptext.mechanisms import get_mechanism
 
-        space = load_space_mmap(self.space_name()) if mmap else self.space_name()
-        return get_mechanism(self.name, epsilon=self.epsilon, space=space, **self.options)
+        return DocSanitizer(self.spec.build(space=load_space_mmap(self.space_name)), None)
+
+
+class DocSanitizer:
+    """One document in, (text, privacy report, unit count) out; through the core when a policy is set."""
+
+    def __init__(self, mech, sanitizer):
+        self.mech, self.sanitizer = mech, sanitizer
+
+    def __call__(self, text: str, rng) -> tuple[str, dict, int]:
+        if self.sanitizer is None:
+            res = self.mech.perturb(text, rng=rng)
+            return res.text, res.privacy, len(res.units)
+        from dptext.pipeline import Segment
+
+        out = self.sanitizer.sanitize([Segment(text, private=True)], rng=rng)
+        units = out.report.get("units", {})
+        return out.texts[0], out.report, int(sum(units.values())) if isinstance(units, dict) else 0
 
 
 def root_entropy(seed: int | None) -> int:
@@ -73,18 +96,18 @@ class DocResult:
     error: str | None = None
 
 
-def sanitize_one(mech, entropy: int, index: int, text) -> DocResult:
+def sanitize_one(doc: DocSanitizer, entropy: int, index: int, text) -> DocResult:
     """Perturb one document; a user-level error (bad text, too long) rejects it without output."""
     if not isinstance(text, str):
         return DocResult(index, None, None, 0, f"text is {type(text).__name__}, not a string")
     try:
-        res = mech.perturb(text, rng=document_rng(entropy, index))
+        out, report, units = doc(text, document_rng(entropy, index))
     except DPTextError as exc:
         return DocResult(index, None, None, 0, str(exc))
-    return DocResult(index, res.text, res.privacy, len(res.units))
+    return DocResult(index, out, report, units)
 
 
-def warm_rows(mech, texts) -> None:
+def warm_rows(doc: DocSanitizer, texts) -> None:
     """Compute a shard's per-unit rows in one batch before its documents are perturbed.
 
     Mechanisms that keep a :class:`~dptext.mechanisms._rows.RowStore` (RANTEXT) compute the
@@ -93,6 +116,9 @@ def warm_rows(mech, texts) -> None:
     units at once is several times faster on a cold worker, and changes no output (rows
     are a pure function of the unit; randomness only comes from the document streams).
     """
+    mech = doc.mech
+    if mech is None:
+        return
     store = getattr(mech, "rows", None)
     if store is None or not callable(getattr(store, "slots", None)):
         return
@@ -108,9 +134,9 @@ def warm_rows(mech, texts) -> None:
         store.slots(ids[start : start + cap])
 
 
-def sanitize_shard(mech, entropy: int, indices, texts) -> list[DocResult]:
+def sanitize_shard(doc: DocSanitizer, entropy: int, indices, texts) -> list[DocResult]:
     try:
-        warm_rows(mech, texts)
+        warm_rows(doc, texts)
     except DPTextError:
         pass  # a bad document is rejected (with its reason) by sanitize_one below
-    return [sanitize_one(mech, entropy, int(i), t) for i, t in zip(indices, texts)]
+    return [sanitize_one(doc, entropy, int(i), t) for i, t in zip(indices, texts)]

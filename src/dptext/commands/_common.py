@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
 
-from dptext.errors import DPTextError
+from dptext.errors import DPTextError, ParameterError
+from dptext.progress import progress_reporter
 from dptext.text import decode_text
 
 MAX_INPUT_BYTES = 10 * 2**20
+EPSILON_HELP = "Privacy parameter ε > 0 (see docs/algorithms.md for what it bounds per mechanism)."
+POLICY_HELP = ("Which units are private: all (default: every unit perturbed) | entities (detected entities only, "
+               "the rest in clear) | tiered (entities at --entity-epsilon, the rest at --epsilon).")
 
 
 def read_text_arg(value: str | None, *, what: str = "input") -> str:
     """TEXT argument or ``-`` for stdin; strict UTF-8; empty input is an error."""
     if value is None or value == "-":
+        if _stdin_is_terminal():  # a user who typed the command alone would otherwise see nothing happen
+            print(f"dptext: reading the {what} from the terminal; finish with Ctrl-D on a new line "
+                  f"(or give the {what} as an argument, or pipe it in)", file=sys.stderr, flush=True)
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
         if len(data) > MAX_INPUT_BYTES:
             raise DPTextError(f"{what} is larger than {MAX_INPUT_BYTES // 2**20} MiB")
@@ -24,6 +30,13 @@ def read_text_arg(value: str | None, *, what: str = "input") -> str:
     if not text.strip():
         raise DPTextError(f"{what} is empty")
     return text
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _value(text: str):
@@ -49,6 +62,37 @@ def parse_params(items: list[str]) -> dict:
     return out
 
 
+def mechanism_spec(mechanism: str, epsilon, *, space=None, seed=None, oov: str = "drop", digits: str = "random",
+                   params=()):
+    """The validated :class:`~dptext.mechanisms.spec.MechanismSpec` of a command's flags."""
+    from dptext.mechanisms.spec import MechanismSpec
+
+    return MechanismSpec(mechanism=mechanism, epsilon=epsilon, space=space, seed=seed, oov=oov, digits=digits,
+                         options=parse_params(list(params)))
+
+
+def privacy_policy(policy: str | None, entity_epsilon: float | None):
+    """The policy object for ``--policy`` / ``--entity-epsilon``; None for the default (every unit private)."""
+    if (policy is None or policy == "all") and entity_epsilon is None:
+        return None
+    try:
+        from dptext.privacy.policy import get_policy
+    except ImportError:
+        raise ParameterError("policy", f"policy {policy!r} is not available in this installation "
+                                       "(only 'all': every unit is perturbed)") from None
+    kw = {} if entity_epsilon is None else {"entity_epsilon": entity_epsilon}
+    return get_policy(policy or "all", **kw)
+
+
+def unit_summary(counts: dict, oov: str) -> str:
+    """One line: what happened to the units (so that dropped words never vanish without notice)."""
+    line = (f"dptext: {counts.get('perturbed', 0)} units perturbed, {counts.get('kept', 0)} kept, "
+            f"{counts.get('dropped', 0)} dropped")
+    if counts.get("dropped", 0) and oov == "drop":
+        line += " (out of vocabulary; --oov keep or --oov random to change)"
+    return line
+
+
 def print_top(row, units: list[str], top: int, as_json: bool) -> None:
     """The ``top`` most likely outputs of a transition row, as text or JSON ``[{"unit", "prob"}]``."""
     import numpy as np
@@ -71,15 +115,6 @@ def print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-@contextmanager
 def progress_bar(enabled: bool = True):
-    """A rich progress bar on stderr (None when disabled or not a terminal-friendly run)."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as p:
-        yield p
+    """A progress bar on a terminal, periodic log lines otherwise, None when disabled (see dptext.progress)."""
+    return progress_reporter(enabled)

@@ -6,30 +6,38 @@ from typing import Optional
 
 import typer
 
-from dptext.commands._common import print_json, progress_bar
+from dptext.commands._common import EPSILON_HELP, POLICY_HELP, print_json, privacy_policy, progress_bar
 
 
 def sanitize_corpus(
     input: str = typer.Argument(..., help="Input corpus: .jsonl (one JSON object per line) or .parquet."),
     output: str = typer.Argument(..., help="Output corpus, same format as the input."),
     mechanism: str = typer.Option(..., "--mechanism", "-m", help="Mechanism name (see `dptext mechanisms`)."),
-    epsilon: str = typer.Option(..., "--epsilon", "-e", help="Privacy parameter ε > 0."),
+    epsilon: float = typer.Option(..., "--epsilon", "-e", help=EPSILON_HELP),
     text_field: str = typer.Option("text", "--text-field", help="Field holding the document text."),
     report_field: str = typer.Option("privacy_report", "--report-field",
                                      help="New field/column for each document's privacy report."),
     engine: str = typer.Option("local", "--engine", help="local (worker processes) | ray (Ray Data)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j",
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1,
                                           help="Worker processes / Ray actors (default: CPU count)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address",
                                               help="Existing Ray cluster (default: start a local Ray)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Fixed seed (experiments only; default OS entropy)."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0,
+                                       help="Fixed seed >= 0 (experiments only; default OS entropy)."),
     rejects: Optional[str] = typer.Option(None, "--rejects",
-                                          help="Malformed records go here (default OUTPUT.rejects.jsonl)."),
+                                          help="Malformed records go here (default OUTPUT.rejects.jsonl; mode 0600, "
+                                               "created only when a record is rejected)."),
+    strict: bool = typer.Option(False, "--strict", help="Exit with status 1 when any record is rejected."),
     space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
     oov: str = typer.Option("drop", "--oov", help="Out-of-vocabulary units: drop | random | keep."),
     digits: str = typer.Option("random", "--digits", help="Digit-only units: random | keep | vocab."),
-    shard_size: int = typer.Option(256, "--shard-size", help="Documents per task sent to a worker."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    shard_size: int = typer.Option(256, "--shard-size", min=1, help="Documents per task sent to a worker."),
+    policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
+    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon",
+                                                   help="ε for detected entities under --policy tiered."),
+    quiet: bool = typer.Option(False, "--quiet", "-q",
+                               help="No progress (a bar on a terminal, a log line every few seconds otherwise)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the engine's own start-up messages (Ray)."),
 ):
     """Sanitize every document of a corpus; other fields are kept, a privacy report is added per document.
 
@@ -37,12 +45,19 @@ def sanitize_corpus(
     """
     from dptext.batch import sanitize_corpus as run
 
+    privacy_policy(policy, entity_epsilon)  # an unknown or unavailable policy fails before any work
+    pol = None if policy in (None, "all") and entity_epsilon is None else \
+        {"name": policy or "all", **({} if entity_epsilon is None else {"entity_epsilon": entity_epsilon})}
     with progress_bar(not quiet) as prog:
         summary = run(input, output, mechanism=mechanism, epsilon=epsilon, space=space,
                       options={"oov": oov, "digits": digits}, text_field=text_field, report_field=report_field,
                       engine=engine, workers=workers, ray_address=ray_address, seed=seed, rejects=rejects,
-                      shard_size=shard_size, progress=prog)
+                      shard_size=shard_size, progress=prog, verbose=verbose, **({"policy": pol} if pol else {}))
     print_json(summary)
+    if strict and summary["rejected"]:
+        typer.echo(f"dptext: error: {summary['rejected']} records rejected (--strict); "
+                   f"they are in {summary['rejects_file']}", err=True)
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

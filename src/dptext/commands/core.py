@@ -6,52 +6,76 @@ from typing import List, Optional
 
 import typer
 
-from dptext.commands._common import parse_params, print_json, print_top, progress_bar, read_text_arg
-from dptext.errors import DPTextError, check_epsilon
-
-
-def _mechanism(name: str, epsilon: str, space: Optional[str], seed: Optional[int], **kw):
-    from dptext.mechanisms import get_mechanism
-
-    eps = check_epsilon(epsilon)
-    with progress_bar() as prog:
-        return get_mechanism(name, epsilon=eps, space=space, seed=seed, progress=prog, **kw)
+from dptext.commands._common import (
+    EPSILON_HELP,
+    POLICY_HELP,
+    mechanism_spec,
+    print_json,
+    print_top,
+    privacy_policy,
+    progress_bar,
+    read_text_arg,
+    unit_summary,
+)
 
 
 def perturb(
     text: Optional[str] = typer.Argument(None, help="Text to perturb, or - for stdin (default)."),
     mechanism: str = typer.Option("rantext", "--mechanism", "-m", help="Mechanism name (see `dptext mechanisms`)."),
-    epsilon: str = typer.Option("3", "--epsilon", "-e", help="Privacy parameter ε > 0."),
+    epsilon: float = typer.Option(3.0, "--epsilon", "-e", help=EPSILON_HELP),
     space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Fixed seed (experiments only; default OS entropy)."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0,
+                                       help="Fixed seed >= 0 (experiments only; default OS entropy)."),
     oov: str = typer.Option("drop", "--oov", help="Out-of-vocabulary units: drop | random | keep."),
     digits: str = typer.Option("random", "--digits", help="Digit-only units: random | keep | vocab."),
     param: List[str] = typer.Option([], "--param", "-p", help="Mechanism parameter name=value (repeatable)."),
+    policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
+    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon",
+                                                   help="ε for detected entities under --policy tiered."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line on stderr."),
 ):
-    """Perturb every unit of TEXT with a DP mechanism and print the result."""
+    """Perturb every unit of TEXT with a DP mechanism and print the result.
+
+    A one-line summary (units perturbed, kept, dropped) goes to stderr.
+    """
+    spec = mechanism_spec(mechanism, epsilon, space=space, seed=seed, oov=oov, digits=digits, params=param)
+    pol = privacy_policy(policy, entity_epsilon)
     doc = read_text_arg(text, what="text")
-    mech = _mechanism(mechanism, epsilon, space, seed, oov=oov, digits=digits, **parse_params(param))
-    result = mech.perturb(doc)
-    if as_json:
-        print_json(result.to_dict())
+    if pol is None:
+        with progress_bar() as prog:
+            mech = spec.build(progress=prog)
+        result = mech.perturb(doc)
+        out_text, counts, payload = result.text, result.counts(), result.to_dict()
     else:
-        typer.echo(result.text)
+        from dptext.pipeline import Sanitizer, Segment
+
+        with progress_bar() as prog:
+            san = Sanitizer(spec, policy=pol, progress=prog)
+        out = san.sanitize([Segment(doc, private=True)])
+        out_text, counts = out.texts[0], dict(out.report.get("units", {}))
+        payload = {"text": out_text, "units": out.units(0), "privacy": out.report}
+    if as_json:
+        print_json(payload)
+    else:
+        typer.echo(out_text)
+    if not quiet and not as_json:
+        typer.echo(unit_summary(counts, oov), err=True)
 
 
 def transition(
     unit: str = typer.Argument(..., help="An input unit of the mechanism's vocabulary."),
     mechanism: str = typer.Option("rantext", "--mechanism", "-m"),
-    epsilon: str = typer.Option("3", "--epsilon", "-e"),
+    epsilon: float = typer.Option(3.0, "--epsilon", "-e", help=EPSILON_HELP),
     space: Optional[str] = typer.Option(None, "--space"),
-    top: int = typer.Option(10, "--top", "-k", help="How many outputs to list."),
+    top: int = typer.Option(10, "--top", "-k", min=1, help="How many outputs to list."),
     param: List[str] = typer.Option([], "--param", "-p", help="Mechanism parameter name=value (repeatable)."),
     as_json: bool = typer.Option(False, "--json"),
 ):
     """The K most likely outputs of UNIT with their probabilities Pr(y|x)."""
-    if top < 1:
-        raise DPTextError(f"invalid --top {top}: must be >= 1")
-    mech = _mechanism(mechanism, epsilon, space, None, **parse_params(param))
+    spec = mechanism_spec(mechanism, epsilon, space=space, params=param)
+    with progress_bar() as prog:
+        mech = spec.build(progress=prog)
     print_top(mech.transition(unit), mech.space.units, top, as_json)
 
 

@@ -1,9 +1,9 @@
-"""``dptext data`` (evaluation datasets) and ``dptext audit`` (SPEC 5 privacy audit)."""
+"""``dptext data`` (evaluation datasets) and ``dptext audit`` (privacy audit, docs/algorithms.md "Audit")."""
 
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import List, Optional
 
 import click
 import typer
@@ -63,29 +63,48 @@ def audit(
     gof_units: int = typer.Option(3, "--gof-units", help="Units whose sampler is checked against transition."),
     tolerance: float = typer.Option(1e-6, "--tolerance", help="Allowed excess of the audited value over the claim."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Fixed seed (default OS entropy)."),
+    reference: bool = typer.Option(False, "--reference",
+                                   help="Also compare the sampler with the literal reference sampler of the paper "
+                                        "(two-sample chi-square on the checked units)."),
+    reference_samples: int = typer.Option(3000, "--reference-samples", help="Draws per unit for --reference."),
+    param: List[str] = typer.Option([], "--param", "-p", help="Mechanism parameter name=value (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the full report as JSON."),
 ):
-    """Audit a mechanism's privacy claim from its transition rows (SPEC 5); exit 1 when it fails."""
-    from dptext.metrics.audit import audit_mechanism
+    """Audit a mechanism's privacy claim from its own rows; exit 1 when it fails (docs/algorithms.md, "Audit").
+
+    Checks the in-scope log-ratio against the claim, the unrestricted worst case where the claim is
+    finite over all inputs, the sampler against its rows, and with --reference the sampler against
+    the paper's algorithm transcribed literally."""
+    from dptext.commands._common import parse_params
     from dptext.mechanisms import get_mechanism
+    from dptext.privacy.audit import audit_mechanism
 
     eps = check_epsilon(epsilon)
-    if pairs < 1 or samples < 1 or gof_units < 0:
-        raise DPTextError("--pairs and --samples must be >= 1 and --gof-units >= 0")
+    if pairs < 1 or samples < 1 or gof_units < 0 or reference_samples < 1:
+        raise DPTextError("--pairs, --samples and --reference-samples must be >= 1 and --gof-units >= 0")
+    options = parse_params(param)
     if not tolerance >= 0 or math.isinf(tolerance):
         raise DPTextError(f"invalid --tolerance {tolerance}: must be a finite number >= 0")
     with progress_bar() as prog:
-        mech = get_mechanism(mechanism, epsilon=eps, space=space, seed=seed, progress=prog)
+        mech = get_mechanism(mechanism, epsilon=eps, space=space, seed=seed, progress=prog, **options)
+        if reference:
+            from dptext.privacy.fidelity import has_reference
+
+            if not has_reference(mech):
+                raise DPTextError(f"--reference: {mechanism} has no reference sampler (it is deterministic or has "
+                                  "no published stochastic algorithm)")
         result = audit_mechanism(mech, pairs=pairs, samples=samples, gof_units=gof_units, tolerance=tolerance,
-                                 seed=seed, progress=prog)
+                                 seed=seed, progress=prog, reference=reference,
+                                 reference_samples=reference_samples)
     if as_json:
         print_json(result.to_dict())
     else:
         typer.echo(result.summary())
     if not result.passed:
-        raise AuditFailed(f"audit failed: {'in-scope value above the claim' if not result.claim_holds else ''}"
-                          f"{'; ' if not result.claim_holds and not result.gof_passed else ''}"
-                          f"{'sampler disagrees with transition' if not result.gof_passed else ''}")
+        why = [w for ok, w in ((result.claim_holds, "the claim is violated"),
+                               (result.gof_passed, "sampler disagrees with transition"),
+                               (result.fidelity_passed, "sampler disagrees with the reference algorithm")) if not ok]
+        raise AuditFailed("audit failed: " + "; ".join(why))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""``dptext infer``: the InferDPT pipeline end to end (SPEC section 2).
+"""``dptext infer``: the InferDPT pipeline end to end (docs/algorithms.md, InferDPT).
 
 With no arguments it runs fully offline on an embedded sample document:
 RANTEXT ε=3 on ``cl100k-11k``, SmolLM2-135M in-process standing in for the
@@ -11,8 +11,25 @@ from typing import Optional
 
 import typer
 
-from dptext.commands._common import print_json, progress_bar, read_text_arg
-from dptext.errors import DPTextError
+from dptext.commands._common import EPSILON_HELP, POLICY_HELP, print_json, privacy_policy, progress_bar, read_text_arg
+from dptext.errors import DPTextError, ParameterError
+
+
+def check_remote(remote: str) -> str:
+    """``local``, an http(s) URL with a host, or an existing ``.gguf`` file; anything else names --remote."""
+    from pathlib import Path
+    from urllib.parse import urlsplit
+
+    if remote == "local" or remote.endswith(".gguf") and Path(remote).is_file():
+        return remote
+    url = urlsplit(remote)
+    if url.scheme in ("http", "https") and url.hostname:
+        return remote
+    why = ("no host" if url.scheme in ("http", "https")
+           else f"unsupported scheme {url.scheme!r}" if url.scheme and "://" in remote else "not a URL")
+    raise ParameterError("remote", f"invalid remote {remote!r}: {why}; give the http(s):// URL of an "
+                                   "OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1) or 'local' "
+                                   "(the in-process stand-in)")
 
 
 def infer(
@@ -22,7 +39,7 @@ def infer(
     instruction: Optional[str] = typer.Option(
         None, "--instruction", "-i", help="Public instruction sent as is (required for --task answer)."),
     mechanism: str = typer.Option("rantext", "--mechanism", "-m", help="Perturbation mechanism."),
-    epsilon: str = typer.Option("3", "--epsilon", "-e", help="Privacy parameter ε > 0."),
+    epsilon: float = typer.Option(3.0, "--epsilon", "-e", help=EPSILON_HELP),
     space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
     remote: str = typer.Option("local", "--remote",
                                help="Remote LLM: local (in-process SmolLM2 stand-in) or an OpenAI-compatible URL."),
@@ -31,8 +48,12 @@ def infer(
                                     help="Environment variable holding the remote API key."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds to wait for the remote reply."),
     local: str = typer.Option("local", "--local", help="Local model: local (SmolLM2), a .gguf path or a package."),
-    max_tokens: int = typer.Option(100, "--max-tokens", help="Tokens to generate at each model."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Fixed seed (experiments only; default OS entropy)."),
+    max_tokens: int = typer.Option(100, "--max-tokens", min=1, help="Tokens to generate at each model."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0,
+                                       help="Fixed seed >= 0 (experiments only; default OS entropy)."),
+    policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
+    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon",
+                                                   help="ε for detected entities under --policy tiered."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result object as JSON."),
 ):
     """Private inference: perturb DOCUMENT, query the remote LLM, rebuild the answer locally."""
@@ -40,15 +61,15 @@ def infer(
 
     if task not in TASKS:
         raise DPTextError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
-    if max_tokens < 1:
-        raise DPTextError(f"invalid --max-tokens {max_tokens}: must be >= 1")
+    remote = check_remote(remote)
+    pol = privacy_policy(policy, entity_epsilon)
     sample = document is None
     doc = SAMPLE_DOCUMENT if sample else read_text_arg(document, what="document")
     is_url = "://" in remote
     with progress_bar(not as_json) as prog:
         pipe = InferDPT.from_options(
             mechanism=mechanism, epsilon=epsilon, space=space, remote=remote, remote_model=remote_model,
-            local=local, progress=prog, max_tokens=max_tokens,
+            local=local, progress=prog, max_tokens=max_tokens, **({"policy": pol} if pol is not None else {}),
             **({"remote_options": {"api_key_env": api_key_env, "timeout": timeout}} if is_url else {}))
     if task == "answer" and instruction is None and sample:
         instruction = "What is the writer worried about? Answer in one sentence."

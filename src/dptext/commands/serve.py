@@ -10,13 +10,10 @@ import typer
 
 from dptext.errors import DPTextError
 
+log = logging.getLogger("dptext.server")
 
-def serve(
-    config: str = typer.Option(..., "--config", "-c", help="YAML config file (see examples/dptext.yaml)."),
-    host: Optional[str] = typer.Option(None, "--host", help="Listen address (overrides listen.host)."),
-    port: Optional[int] = typer.Option(None, "--port", help="Listen port (overrides listen.port; 0 = any free)."),
-):
-    """Serve /v1/chat/completions: private text is perturbed locally before it goes upstream."""
+
+def _server_modules():
     try:
         import uvicorn
 
@@ -24,6 +21,35 @@ def serve(
     except ModuleNotFoundError as exc:
         raise DPTextError(f"dptext serve needs the server extras ({exc.name} missing): "
                           "pip install 'dptext[server]'") from None
+    return uvicorn, create_app, load_config
+
+
+def check_upstream(cfg) -> str:
+    """GET the upstream's /models with the configured key; a one-line verdict, DPTextError when unusable."""
+    import httpx
+
+    u = cfg.upstream
+    headers = {"authorization": f"Bearer {u.api_key}"} if u.api_key else {}
+    try:
+        r = httpx.get(u.base_url + "/models", headers=headers, timeout=u.connect_timeout_s + 5, trust_env=False)
+    except httpx.HTTPError as exc:
+        raise DPTextError(f"upstream {u.base_url} is unreachable ({type(exc).__name__})") from None
+    if r.status_code in (401, 403):
+        raise DPTextError(f"upstream {u.base_url} refused upstream.api_key (HTTP {r.status_code})")
+    if r.status_code >= 500:
+        raise DPTextError(f"upstream {u.base_url} answered HTTP {r.status_code} on GET /models")
+    return f"reachable (GET /models: HTTP {r.status_code})"
+
+
+def serve(
+    config: str = typer.Option(..., "--config", "-c", help="YAML config file (see examples/dptext.yaml)."),
+    host: Optional[str] = typer.Option(None, "--host", help="Listen address (overrides listen.host)."),
+    port: Optional[int] = typer.Option(None, "--port", help="Listen port (overrides listen.port; 0 = any free)."),
+    check: bool = typer.Option(False, "--check", help="Validate the config, load the mechanism, reach the "
+                                                      "upstream, print what would be served, and exit."),
+):
+    """Serve /v1/chat/completions: private text is perturbed locally before it goes upstream."""
+    uvicorn, create_app, load_config = _server_modules()
     cfg = load_config(config)
     host = host or cfg.listen.host
     port = cfg.listen.port if port is None else port
@@ -33,7 +59,17 @@ def serve(
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if cfg.log_level != "debug":  # one line per request from dptext.server is enough
         logging.getLogger("httpx").setLevel(logging.WARNING)
+    from dptext.server.app import summary
+
     app = create_app(cfg)
+    line = summary(app.state.services)
+    if check:
+        verdict = check_upstream(cfg)
+        typer.echo(f"config {config}: ok")
+        typer.echo(line)
+        typer.echo(f"upstream {cfg.upstream.base_url}: {verdict}")
+        return
+    log.info("dptext serve on http://%s:%d %s", host, port, line)
     uvicorn.run(app, host=host, port=port, log_level=cfg.log_level, access_log=False,
                 timeout_graceful_shutdown=5)
 

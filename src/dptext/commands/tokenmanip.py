@@ -1,4 +1,4 @@
-"""``dptext cape-calibrate`` and ``dptext context-transition`` (SPEC 1.4, 1.5).
+"""``dptext cape-calibrate`` and ``dptext context-transition`` (docs/algorithms.md, "Cape" and "Token manipulation").
 
 ``dptext perturb`` and ``dptext transition`` work for every mechanism of this
 area with its defaults (``transition`` treats the unit as a one-unit prompt).
@@ -9,40 +9,70 @@ Stencil) for a unit inside a prompt, and takes mechanism parameters as
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List, Optional
 
 import numpy as np
 import typer
 
-from dptext.commands._common import parse_params, print_json, print_top, progress_bar, read_text_arg
+from dptext.commands._common import (MAX_INPUT_BYTES, parse_params, print_json, print_top, progress_bar,
+                                     read_text_arg)
 from dptext.errors import DPTextError
+from dptext.text import decode_text
+
+
+MIN_SAVE_UNITS = 200  # a saved B becomes every later run's default: calibrate it on real text
+
+
+def _read_sample(path: str) -> str:
+    """The calibration sample: a UTF-8 text file, or ``-`` for stdin."""
+    if path == "-":
+        return read_text_arg("-", what="calibration sample (stdin)")
+    p = Path(path)
+    if not p.is_file():
+        raise DPTextError(f"calibration file {path!r} does not exist or is not a file (give a path, or - for stdin)")
+    if p.stat().st_size > MAX_INPUT_BYTES:
+        raise DPTextError(f"calibration file {path!r} is larger than {MAX_INPUT_BYTES // 2**20} MiB")
+    return read_text_arg(decode_text(p.read_bytes(), source=path), what=f"calibration file {path!r}")
 
 
 def cape_calibrate(
-    text: Optional[str] = typer.Argument(None, help="Sample text, or - for stdin (default: built-in sample)."),
+    file: Optional[str] = typer.Argument(None, metavar="[FILE]",
+                                         help="Text file to calibrate on, or - for stdin (default: built-in sample)."),
     space: str = typer.Option("smollm2", "--space", help="Space Cape will run on."),
     quantile: float = typer.Option(1.0, "--quantile", help="Quantile of |logit| used as B (1 = maximum)."),
-    save: bool = typer.Option(False, "--save", help="Make this B Cape's default for this device and space."),
+    save: bool = typer.Option(False, "--save", help=f"Make this B Cape's default for this device and space "
+                                                    f"(needs a FILE with at least {MIN_SAVE_UNITS} units)."),
     as_json: bool = typer.Option(False, "--json"),
 ):
-    """Calibrate Cape's logit clip bound B on sample text (SPEC 1.4)."""
+    """Calibrate Cape's logit clip bound B on a sample text file (docs/algorithms.md, "Cape")."""
     from dptext import cache
-    from dptext.mechanisms.cape import calibrate_clip, default_device, saved_clip_path
+    from dptext.mechanisms.cape import calibrate_clip, calibration_units, default_device, saved_clip_path
     from dptext.spaces import get_space
 
     if not 0 < quantile <= 1:
         raise DPTextError(f"invalid --quantile {quantile}: must be in (0, 1]")
-    sample = None if text is None else [read_text_arg(text, what="sample text")]
+    if save and file is None:
+        raise DPTextError("--save needs a calibration FILE (or - for stdin); the built-in sample is already the "
+                          "default")
+    sample = None if file is None else [_read_sample(file)]
     with progress_bar() as prog:
         sp = get_space(space, progress=prog)
+    n_units = calibration_units(sp, sample)
+    if save and n_units < MIN_SAVE_UNITS:
+        raise DPTextError(f"refusing to save: the calibration sample has {n_units} units of the {sp.name} "
+                          f"vocabulary; --save needs at least {MIN_SAVE_UNITS}")
     device = default_device()
     b = calibrate_clip(device, sp, sample, quantile=quantile)
     if save:
         cache.save_npy(saved_clip_path(device, sp), np.asarray(b))
     if as_json:
-        print_json({"clip": b, "space": sp.name, "device": device.name, "quantile": quantile, "saved": save})
+        print_json({"clip": b, "space": sp.name, "device": device.name, "quantile": quantile, "units": n_units,
+                    "saved": save})
     else:
         typer.echo(f"{b:.6f}")
+        if save:
+            typer.echo(f"saved as Cape's default clip for {device.name} on {sp.name} ({n_units} units)", err=True)
 
 
 def context_transition(

@@ -1,4 +1,4 @@
-"""The :class:`Dataset` every evaluation reads (SPEC section 4).
+"""The :class:`Dataset` every evaluation reads.
 
 A dataset is an immutable list of *items*. Each item has a private ``text``
 (what a mechanism perturbs and an attack tries to recover) and, depending on
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
@@ -33,7 +34,16 @@ DOC_TOKENS = 50
 REF_TOKENS = 100
 
 
-@dataclass(frozen=True)
+class Item(NamedTuple):
+    """One item of a :class:`Dataset`: ``label`` / ``reference`` are None where the kind has none."""
+
+    id: str
+    text: str
+    label: str | None = None
+    reference: str | None = None
+
+
+@dataclass(frozen=True, repr=False)
 class Dataset:
     """An immutable evaluation set; slice it with :meth:`split`, :meth:`sample` or :meth:`take`.
 
@@ -69,6 +79,25 @@ class Dataset:
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    def __getitem__(self, i: int) -> Item:
+        """Item ``i`` (negative indices count from the end); slice with :meth:`take`."""
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+            raise TypeError(f"dataset index must be an integer, not {type(i).__name__}; use take() for many")
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"dataset {self.name}: index {i} out of range (size {n})")
+        return Item(self.ids[i], self.texts[i], None if self.labels is None else self.labels[i],
+                    None if self.references is None else self.references[i])
+
+    def __iter__(self) -> Iterator[Item]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        """One short line, whatever the size: name, kind, size, labels, source."""
+        extra = f", labels={'/'.join(self.label_names)}" if self.labels is not None else ""
+        return f"Dataset(name={self.name!r}, kind={self.kind!r}, size={len(self)}{extra}, source={self.source!r})"
 
     # ----- views ------------------------------------------------------------------------------------
     def take(self, indices) -> "Dataset":

@@ -58,13 +58,20 @@ def list_datasets() -> list[str]:
     return sorted(DATASETS)
 
 
-def get_dataset(name: str) -> Dataset:
-    """A registered dataset by name, or a ``.txt`` / ``.jsonl`` file by path."""
+def get_dataset(name: str, *, progress=None) -> Dataset:
+    """A registered dataset by name, or a ``.txt`` / ``.jsonl`` file by path.
+
+    ``progress`` (a rich-style progress object, see :mod:`dptext.progress`) shows the first,
+    possibly slow, load of a built-in set (the Wikipedia excerpt is parsed once, then cached).
+    """
     key = str(name).strip()
     low = key.lower()
     if low in DATASETS:
         if low not in _LOADED:
+            task = progress.add_task(f"loading dataset {low}", total=1) if progress is not None else None
             _LOADED[low] = DATASETS[low]()
+            if task is not None:
+                progress.advance(task, 1)
         return _LOADED[low]
     if low.endswith(FILE_SUFFIXES):
         return load_file(key)

@@ -1,12 +1,13 @@
 """Text mechanisms (SPEC section 1): one module per mechanism, registered by name."""
 
 from dptext.mechanisms.base import Mechanism, PerturbResult, PrivacyClaim, UnitRecord
-from dptext.mechanisms.registry import MECHANISMS, get_mechanism, list_mechanisms, register
+from dptext.mechanisms.registry import MECHANISMS, list_mechanisms, register
+from dptext.mechanisms.spec import MechanismSpec, get_mechanism
 
 # importing a module registers its mechanisms; modules of this package only
 import importlib as _importlib
 
-for _mod in ("rantext", "santext", "custext", "cape", "mappers", "stencil", "noise"):
+for _mod in ("rantext", "santext", "custext", "cape", "mappers", "stencil", "noise", "dp_prompt"):
     try:
         _importlib.import_module(f"dptext.mechanisms.{_mod}")
     except ModuleNotFoundError as _exc:  # a module not written yet
@@ -14,4 +15,4 @@ for _mod in ("rantext", "santext", "custext", "cape", "mappers", "stencil", "noi
             raise
 
 __all__ = ["Mechanism", "PerturbResult", "PrivacyClaim", "UnitRecord", "MECHANISMS",
-           "get_mechanism", "list_mechanisms", "register"]
+           "get_mechanism", "list_mechanisms", "register", "MechanismSpec"]

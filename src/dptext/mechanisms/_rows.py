@@ -1,82 +1,56 @@
-"""A bounded store of per-unit rows (sorted distances, CDFs) for vectorised sampling.
+"""Exact exponential-mechanism draws from a sorted neighbour table (no per-unit dense rows).
 
-Rows live in one preallocated slab ``[capacity, width]`` so that a batch of
-occurrences can gather ``slab[slot_of_occurrence, j]`` without copying rows.
-Missing rows are computed in chunks by ``compute(ids) -> dict of [k, width]``;
-when the slab is full the oldest rows are evicted (FIFO). Memory is bounded by
-``budget_mb`` (default ``$DPTEXT_ROW_CACHE_MB`` or 1024).
+RANTEXT and SANTEXT(+) both draw ``y`` with
+
+    Pr(y | x) ∝ exp(−c·d(x, y))   over   S(x) = {y ∈ M : d(x, y) < r}
+
+(RANTEXT: ``M = V``, ``r = d*``, ``c = ε/(2·d*)`` per occurrence; SANTEXT:
+``M = V_s``, ``r = ∞``, ``c = ε/2``). The space's neighbour table
+(``dptext.spaces.neighbours``) splits ``V`` by value at ``edge(x)``: the *near
+part* (the first ``near(x)`` table entries, ``d < edge``) and the *far part*
+(everything else, ``d ≥ edge``). Each draw is rejection sampling from an
+envelope that dominates the target everywhere:
+
+* near part: blocks of consecutive sorted entries (sizes 1, 1, 1, 2, 3, ...
+  up to ``block``); every entry of block ``b`` gets weight
+  ``exp(−c·max(s_b − s_ref, 0))``, ``s_b`` the block's first (smallest)
+  distance;
+* far part: every unit of the pool ``M`` gets ``exp(−c·max(edge − s_ref, 0))``.
+
+A proposal picks a block (or the far part) by envelope mass, then an entry
+uniformly (the far part proposes a uniform unit of ``M``, rejected when it
+lies in the near part or outside ``S(x)``), and is accepted with probability
+``exp(−c·(d − max(s_b, s_ref)))``. ``s_ref`` is the distance of the nearest
+member of ``M`` (0 for RANTEXT, where ``x`` itself is in ``S(x)``): every
+exponent is ≤ 0, so nothing overflows at any ε. Accepted draws follow the
+target law exactly; the cost is a few gathers per proposal, and the far
+part's distances come from ``EmbeddingSpace.pair_distances``, the function
+that built the table.
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-
-class RowStore:
-    def __init__(self, width: int, dtypes: dict[str, np.dtype], compute, *, n_units: int,
-                 budget_mb: float | None = None, chunk: int = 256) -> None:
-        budget = float(budget_mb if budget_mb is not None else os.environ.get("DPTEXT_ROW_CACHE_MB", 1024))
-        row_bytes = width * sum(np.dtype(d).itemsize for d in dtypes.values())
-        self.capacity = int(max(chunk, min(n_units, budget * 2**20 // row_bytes)))
-        self.width, self.dtypes, self.compute, self.chunk = width, dtypes, compute, chunk
-        self.slabs: dict[str, np.ndarray] | None = None  # allocated on first use
-        self.slot_of = np.full(n_units, -1, dtype=np.int64)
-        self.unit_at = np.full(self.capacity, -1, dtype=np.int64)
-        self.next = 0  # FIFO cursor
-
-    def _alloc(self) -> None:
-        if self.slabs is None:
-            self.slabs = {k: np.empty((self.capacity, self.width), dtype=d) for k, d in self.dtypes.items()}
-
-    def slots(self, ids: np.ndarray) -> np.ndarray:
-        """Slots holding the rows of ``ids`` (computing missing ones). ``len(unique(ids)) <= capacity``."""
-        self._alloc()
-        uniq = np.unique(ids)
-        if len(uniq) > self.capacity:
-            raise ValueError("batch has more distinct units than the row store holds")
-        missing = uniq[self.slot_of[uniq] < 0]
-        protected = set(uniq.tolist())
-        for start in range(0, len(missing), self.chunk):
-            part = missing[start : start + self.chunk]
-            rows = self.compute(part)
-            for j, u in enumerate(part.tolist()):
-                s = self._free_slot(protected)
-                for k, arr in rows.items():
-                    self.slabs[k][s] = arr[j]
-                self.slot_of[u] = s
-                self.unit_at[s] = u
-        return self.slot_of[ids]
-
-    def _free_slot(self, protected: set) -> int:
-        for _ in range(self.capacity):
-            s = self.next
-            self.next = (self.next + 1) % self.capacity
-            old = self.unit_at[s]
-            if old < 0:
-                return s
-            if int(old) not in protected:
-                self.slot_of[old] = -1
-                self.unit_at[s] = -1
-                return s
-        raise RuntimeError("row store full of protected rows")
-
-    def batches(self, ids: np.ndarray):
-        """Split occurrence indices into groups whose distinct units fit in the store."""
-        uniq, inv = np.unique(ids, return_inverse=True)
-        if len(uniq) <= self.capacity:
-            yield np.arange(len(ids))
-            return
-        step = self.capacity
-        for start in range(0, len(uniq), step):
-            yield np.flatnonzero((inv >= start) & (inv < start + step))
+MAX_REPS = 512  # proposals per remaining occurrence and round
+PROPOSALS = {"n": 0}  # proposals made (diagnostics for benchmarks)
 
 
-def gather_searchsorted(slab: np.ndarray, slots: np.ndarray, values: np.ndarray, n: np.ndarray | int,
+def block_bounds(width: int, block: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    """Envelope blocks over sorted positions ``[0, width)``: x alone, then geometric growth to ``block``."""
+    starts, s, w = [0, 1], 1, 1.0
+    while s < width:
+        w = min(w * 1.5, block)
+        s += max(1, int(w))
+        starts.append(s)
+    st = np.asarray([b for b in starts if b < width], dtype=np.int64)
+    return st, np.append(st[1:], width)
+
+
+def gather_searchsorted(slab: np.ndarray, rows: np.ndarray, values: np.ndarray, n: np.ndarray | int,
                         side: str = "left") -> np.ndarray:
-    """Vectorised ``searchsorted(slab[slots[i], :n[i]], values[i])`` over many rows at once."""
-    lo = np.zeros(len(slots), dtype=np.int64)
+    """Vectorised ``searchsorted(slab[rows[i], :n[i]], values[i])`` over many rows at once."""
+    lo = np.zeros(len(rows), dtype=np.int64)
     hi = np.broadcast_to(np.asarray(n, dtype=np.int64), lo.shape).copy()
     while True:
         active = lo < hi
@@ -84,8 +58,132 @@ def gather_searchsorted(slab: np.ndarray, slots: np.ndarray, values: np.ndarray,
             return lo
         mid = (lo + hi) // 2
         midc = np.minimum(mid, slab.shape[1] - 1)
-        v = slab[slots, midc]
+        v = slab[rows, midc]
         go_right = (v < values) if side == "left" else (v <= values)
         go_right &= active
         lo = np.where(go_right, mid + 1, lo)
         hi = np.where(active & ~go_right, mid, hi)
+
+
+def _neg_exp(c: np.ndarray, diff: np.ndarray) -> np.ndarray:
+    """``exp(−c·diff)`` for ``diff ≥ 0``, with ``0·∞`` read as 0 (huge ε, tiny d*)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.where(diff > 0, -c * diff, 0.0)
+    return np.exp(e)
+
+
+def nearest_member_distance(table, x: np.ndarray, member: np.ndarray, chunk: int = 32) -> np.ndarray:
+    """Per row ``x[i]``: the distance of its nearest unit in ``member`` within the near part, else ``edge``."""
+    out = table.edge[x].astype(np.float64)
+    todo = np.arange(len(x))
+    near = table.near[x]
+    for j0 in range(0, table.width, chunk):
+        if not len(todo):
+            break
+        j1 = min(j0 + chunk, table.width)
+        cols = np.arange(j0, j1)
+        hit = member[table.order[x[todo, None], cols[None, :]]] & (cols[None, :] < near[todo, None])
+        found = hit.any(axis=1)
+        first = j0 + hit.argmax(axis=1)
+        done = todo[found]
+        out[done] = table.dist[x[done], first[found]]
+        todo = todo[~found]
+    return out
+
+
+def sample_ball(space, table, x: np.ndarray, c: np.ndarray, rng: np.random.Generator, *,
+                radius: np.ndarray | None = None, member: np.ndarray | None = None,
+                pool: np.ndarray | None = None, s_ref: np.ndarray | None = None,
+                bounds: tuple[np.ndarray, np.ndarray] | None = None, exact=None,
+                max_rounds: int = 24) -> np.ndarray:
+    """Exact draws ``y ~ Pr(y | x) ∝ exp(−c·d(x, y))`` over ``{y ∈ member : d(x, y) < radius}``.
+
+    ``x``, ``c`` (and ``radius``, ``s_ref``) are per-occurrence arrays; ``pool`` lists the
+    indices of ``member`` (all of V when ``member`` is None). The caller guarantees the
+    support is non-empty and that ``s_ref`` is at most the nearest member's distance.
+    Occurrences still rejected after ``max_rounds`` rounds (an envelope far above the target,
+    e.g. a unit whose members all lie beyond a narrow table at large ε) are drawn by
+    ``exact(positions, rng)`` from their dense rows; an accepted proposal follows the target
+    whatever the round, so the mixture is still exact.
+    """
+    x = np.asarray(x, dtype=np.int64)
+    n = len(x)
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    c = np.asarray(c, dtype=np.float64)
+    starts, ends = bounds if bounds is not None else block_bounds(table.width)
+    uniq, inv = np.unique(x, return_inverse=True)  # row data is gathered once per distinct unit
+    near = table.near[uniq].astype(np.int64)[inv]
+    edge = table.edge[uniq].astype(np.float64)[inv]
+    if radius is None:
+        k_in = near
+        far_on = np.full(n, not table.full)
+    else:
+        r32 = np.asarray(radius, dtype=np.float32)
+        k_in = gather_searchsorted(table.dist, x, r32, near)
+        radius = r32.astype(np.float64)  # one comparison value for the near and far parts
+        far_on = radius > edge
+    s_ref = np.zeros(n) if s_ref is None else s_ref
+    n_pool = space.size if pool is None else len(pool)
+    used = max(1, int(np.searchsorted(starts, max(int(k_in.max()), 1), side="left")))
+    st, en = starts[:used], ends[:used]
+    nb = np.clip(np.minimum(k_in[:, None], en[None, :]) - st[None, :], 0, None)
+    s0 = table.dist[uniq[:, None], st[None, :]].astype(np.float64)[inv]
+    if member is not None:  # blocks whose last entry is nearer than the nearest member hold no member
+        s_last = table.dist[uniq[:, None], np.minimum(en, table.width)[None, :] - 1][inv]
+        nb = np.where(s_last < s_ref[:, None], 0, nb)
+    base = np.maximum(s0, s_ref[:, None])  # the envelope's exponent reference per block
+    w = nb * _neg_exp(c[:, None], base - s_ref[:, None])
+    far_base = np.maximum(edge, s_ref)
+    w_far = np.where(far_on, n_pool * _neg_exp(c, far_base - s_ref), 0.0)
+    cum = np.cumsum(w, axis=1)
+    total = cum[:, -1] + w_far
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    rounds = 0
+    while len(todo):
+        if rounds == max_rounds and exact is not None:
+            out[todo] = exact(todo, rng)
+            break
+        rounds += 1
+        # once few occurrences are left, give each several proposals per round and keep the first
+        # accepted one (a prefix of the same i.i.d. proposal sequence, so the law is unchanged)
+        reps = int(min(MAX_REPS, max(1, n // (2 * len(todo)))))
+        occ = np.repeat(todo, reps)
+        m = len(occ)
+        PROPOSALS["n"] += m
+        u = rng.random(m) * total[occ]
+        in_near = u < cum[occ, -1]
+        b = np.minimum((cum[occ] < u[:, None]).sum(axis=1), used - 1)
+        nb_b = nb[occ, b]
+        j = st[b] + np.minimum((rng.random(m) * nb_b).astype(np.int64), np.maximum(nb_b - 1, 0))
+        j = np.minimum(j, table.width - 1)
+        xo = x[occ]
+        y_near = table.order[xo, j].astype(np.int64)
+        d = table.dist[xo, j].astype(np.float64)
+        y_far = rng.integers(0, n_pool, size=m)
+        if pool is not None:
+            y_far = pool[y_far]
+        y = np.where(in_near, y_near, y_far)
+        far = np.flatnonzero(~in_near)
+        ref = base[occ, b]
+        ok = in_near & (nb_b > 0)
+        if len(far):
+            df = space.pair_distances(xo[far], y[far]).astype(np.float64)
+            d[far] = df
+            ref[far] = far_base[occ[far]]
+            r_far = np.inf if radius is None else radius[occ[far]]
+            ok[far] = (df >= edge[occ[far]]) & (df < r_far)
+        if member is not None:
+            ok &= member[y]
+        ok &= rng.random(m) < _neg_exp(c[occ], np.maximum(d - ref, 0.0))
+        if reps > 1:
+            okr = ok.reshape(-1, reps)
+            hit = okr.any(axis=1)
+            first = okr.argmax(axis=1)
+            out[todo[hit]] = y.reshape(-1, reps)[hit, first[hit]]
+            todo = todo[~hit]
+        else:
+            out[todo[ok]] = y[ok]
+            todo = todo[~ok]
+    return out

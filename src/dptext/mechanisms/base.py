@@ -57,26 +57,37 @@ class UnitRecord:
     original: str
     output: str | None  # None when dropped
     action: str  # "perturbed" | "kept" | "dropped"
-    reason: str  # "vocab" | "punctuation" | "digits" | "oov" | "stopword" | ...
+    reason: str  # "vocab" | "punctuation" | "digits" | "oov" | "stopword" | a sampler branch (below)
     ws: str = ""
+    sensitive: bool | None = None  # in the mechanism's sensitive set (SANTEXT(+)); None: no such split
 
 
 class PerturbResult:
-    """Perturbed text plus a per-unit record; records are built lazily from parallel lists."""
+    """Perturbed text plus a per-unit record; records are built lazily from parallel lists.
 
-    __slots__ = ("text", "privacy", "_pieces", "_outputs", "_actions", "_reasons", "_units")
+    Per unit: ``original``, ``output`` (None when dropped), ``action`` ("perturbed", "kept",
+    "dropped"), ``reason`` and ``sensitive``. ``reason`` is why a unit bypassed the sampler
+    ("punctuation", "digits", "oov", "stopword"), else "vocab", or, for mechanisms with a
+    sensitive split (SANTEXT, SANTEXT+), the branch it took: "sensitive" (resampled),
+    "non-sensitive-kept" (kept with probability 1 − p) or "non-sensitive-resampled".
+    ``sensitive`` is True/False for units that reached such a sampler, None otherwise.
+    """
 
-    def __init__(self, text: str, pieces, outputs, actions, reasons, privacy: dict | None = None) -> None:
+    __slots__ = ("text", "privacy", "_pieces", "_outputs", "_actions", "_reasons", "_sensitive", "_units")
+
+    def __init__(self, text: str, pieces, outputs, actions, reasons, privacy: dict | None = None,
+                 sensitive=None) -> None:
         self.text = text
         self.privacy = privacy or {}
         self._pieces, self._outputs, self._actions, self._reasons = pieces, outputs, actions, reasons
+        self._sensitive = sensitive if sensitive is not None else [None] * len(pieces)
         self._units = None
 
     @property
     def units(self) -> list[UnitRecord]:
         if self._units is None:
-            self._units = [UnitRecord(p.text, o, a, r, p.ws) for p, o, a, r in
-                           zip(self._pieces, self._outputs, self._actions, self._reasons)]
+            self._units = [UnitRecord(p.text, o, a, r, p.ws, s) for p, o, a, r, s in
+                           zip(self._pieces, self._outputs, self._actions, self._reasons, self._sensitive)]
         return self._units
 
     def counts(self) -> dict[str, int]:
@@ -93,8 +104,9 @@ class PerturbResult:
     def to_dict(self) -> dict:
         return {
             "text": self.text,
-            "units": [{"original": p.text, "output": o, "action": a, "reason": r} for p, o, a, r in
-                      zip(self._pieces, self._outputs, self._actions, self._reasons)],
+            "units": [{"original": p.text, "output": o, "action": a, "reason": r, "sensitive": s}
+                      for p, o, a, r, s in
+                      zip(self._pieces, self._outputs, self._actions, self._reasons, self._sensitive)],
             "privacy": self.privacy,
         }
 
@@ -104,6 +116,12 @@ class Mechanism(ABC):
 
     name: ClassVar[str] = ""
     default_space: ClassVar[str] = "glove-50d"
+    #: rows depend on the unit's context (the prompt), not on the unit alone
+    contextual: ClassVar[bool] = False
+    #: the mechanism states a differential-privacy claim
+    dp: ClassVar[bool] = True
+    #: mechanism-specific keyword options and their defaults (validated by the mechanism spec)
+    params: ClassVar[dict] = {}
 
     def __init__(self, *, epsilon: float, space: str | EmbeddingSpace | None = None, seed: int | None = None,
                  oov: str = "drop", digits: str = "random", punctuation: str = "keep", progress=None) -> None:
@@ -123,6 +141,11 @@ class Mechanism(ABC):
     @abstractmethod
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Output vocabulary indices for input vocabulary indices ``idx`` (vectorised)."""
+
+    def _sample_branches(self, idx: np.ndarray, rng: np.random.Generator):
+        """``(outputs, branches)``: ``branches`` is None, or per occurrence the reason string of the
+        sampler branch taken and whether the unit is sensitive (a ``(reasons, sensitive)`` pair)."""
+        return self._sample(idx, rng), None
 
     @abstractmethod
     def transition(self, x) -> np.ndarray:
@@ -192,19 +215,23 @@ class Mechanism(ABC):
         distinct = dict.fromkeys(texts)
         d_idx = self.space.lookup_many(list(distinct))
         mask = self.input_mask
-        for (t, i) in zip(distinct, d_idx.tolist()):
+        keys = list(distinct)
+        d_reason = []
+        for t, i in zip(keys, d_idx.tolist()):
             reason = self._policy_of(t)
-            distinct[t] = (i, reason if reason is not None else (None if i >= 0 and mask[i] else "oov"))
+            d_reason.append(reason if reason is not None else (None if i >= 0 and mask[i] else "oov"))
+        code_of = dict(zip(keys, range(len(keys))))
+        codes = np.fromiter(map(code_of.__getitem__, texts), dtype=np.int64, count=n)
+        d_vocab = np.fromiter((r is None for r in d_reason), dtype=bool, count=len(keys))
+        idx = d_idx[codes]
+        is_vocab = d_vocab[codes]
+        vocab_pos = np.flatnonzero(is_vocab)
         outputs: list[str | None] = list(texts)
         actions = ["perturbed"] * n
         reasons = ["vocab"] * n
-        idx = np.empty(n, dtype=np.int64)
-        vocab_pos, rand_pos = [], []
-        for i, t in enumerate(texts):
-            idx[i], reason = distinct[t]
-            if reason is None:
-                vocab_pos.append(i)
-                continue
+        rand_pos = []
+        for i in np.flatnonzero(~is_vocab).tolist():
+            reason = d_reason[codes[i]]
             if reason == "digits!":  # digits replaced by a uniform integer in 1..1000
                 outputs[i] = str(int(rng.integers(1, 1001)))
                 reasons[i] = "digits"
@@ -219,16 +246,29 @@ class Mechanism(ABC):
                 reasons[i] = "oov"
         units = self.space.units
         fold = self.space.case_insensitive
-        if vocab_pos:
-            out_idx = self._sample(idx[vocab_pos], rng).tolist()
-            for p, o in zip(vocab_pos, out_idx):
-                outputs[p] = match_case(texts[p], units[o]) if fold else units[o]
+        sensitive = None
+        if len(vocab_pos):
+            out_arr, branches = self._sample_branches(idx[vocab_pos], rng)
+            out_obj = np.asarray(outputs, dtype=object)
+            out_obj[vocab_pos] = self.space.unit_array[out_arr]
+            if fold:  # outputs take the input's capitalisation where it has capitals
+                d_cased = np.fromiter((t != t.lower() for t in keys), dtype=bool, count=len(keys))
+                for p in vocab_pos[d_cased[codes[vocab_pos]]].tolist():
+                    out_obj[p] = match_case(texts[p], out_obj[p])
+            outputs = out_obj.tolist()
+            if branches is not None:
+                rs = np.asarray(reasons, dtype=object)
+                rs[vocab_pos] = branches[0]
+                reasons = rs.tolist()
+                sv = np.full(n, None, dtype=object)
+                sv[vocab_pos] = branches[1]
+                sensitive = [None if v is None else bool(v) for v in sv.tolist()]
         if rand_pos:
             support = np.flatnonzero(self.output_mask)
             picks = support[rng.integers(0, len(support), size=len(rand_pos))].tolist()
             for p, o in zip(rand_pos, picks):
                 outputs[p] = match_case(texts[p], units[o]) if fold else units[o]
-        result = PerturbResult(seg.join(outputs), pieces, outputs, actions, reasons)
+        result = PerturbResult(seg.join(outputs), pieces, outputs, actions, reasons, sensitive=sensitive)
         result.privacy = self.report(result)
         return result
 

@@ -1,4 +1,4 @@
-"""Cape (Wu et al. 2025, SPEC 1.4): hybrid utility and bucketized exponential mechanism.
+"""Cape (Wu et al. 2025; docs/algorithms.md, "Cape"): hybrid utility and bucketized exponential mechanism.
 
 For the unit ``x`` at position ``i`` of the prompt and every candidate ``t ∈ V``:
 
@@ -12,15 +12,22 @@ For the unit ``x`` at position ``i`` of the prompt and every candidate ``t ∈ V
   with probability ``∝ exp(ε·ū_k / (2Δu))``; the output is uniform in it, so
   ``Pr(t | x) = Pr(b(t)) / |b(t)|``.
 
-Stopwords and punctuation are kept. Claimed guarantee per perturbed unit:
-``ε + ln(max_k |b_k| / min_k |b_k|)`` (listed in the perturb report); the
-data-independent worst case is ``ε + ln|V|``.
+Stopwords and punctuation are kept. ``privacy().bound`` is the proven worst
+case of this mechanism between any two inputs in the same context,
+``−ln(1 + e^{−ε/2}) + max_m [ln(1 + Σ_{i=N_b−m+1}^{N_b} e^{ε·i/(2N_b)}) + ln(|V| − m)]``
+(derivation in :mod:`dptext.privacy.claims` and docs/algorithms.md). The perturb
+report lists, per perturbed unit, the proven loss of that unit's actual row
+against any other input (``unit_epsilon_proven``) beside the paper's statement
+``ε + ln(max_k |b_k| / min_k |b_k|)`` (``unit_epsilon_cape_thm41``), which is not a
+bound of this mechanism: the normaliser runs over each input's own non-empty
+buckets.
 
 The clip bound ``B`` is calibrated on sample text unless given
 (:func:`calibrate_clip`: the ``quantile`` of ``|L_t|`` over every candidate at
 every position; default the maximum, as the paper does). ``dptext
-cape-calibrate TEXT --save`` makes a calibration on the user's own sample the
-default; the value used is stored in :meth:`Cape.settings`.
+cape-calibrate FILE --save`` makes a calibration on the user's own sample the
+default (``FILE`` is a path, or ``-`` for stdin; at least 200 units to save); the
+value used is stored in :meth:`Cape.settings`.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from dptext.mechanisms._contextual import ContextualMechanism
 from dptext.mechanisms._device import CausalLlamaDevice, DeviceModel
 from dptext.mechanisms.base import PrivacyClaim
 from dptext.mechanisms.registry import register
+from dptext.privacy.claims import cape_bound, cape_thm41, cape_unit_bound
 from dptext.resources import is_stopword
 
 CHUNK = 64  # positions per utility matrix (bounds memory at CHUNK x |V|)
@@ -54,6 +62,12 @@ def default_device() -> DeviceModel:
     if "smollm2" not in _DEVICES:
         _DEVICES["smollm2"] = CausalLlamaDevice()
     return _DEVICES["smollm2"]
+
+
+def calibration_units(space, texts=None) -> int:
+    """Units of the space's vocabulary in the calibration texts (the positions :func:`calibrate_clip` scores)."""
+    texts = [CALIBRATION_TEXT] if texts is None else list(texts)
+    return int(sum((space.lookup_many([p.text for p in space.segment(t).pieces]) >= 0).sum() for t in texts))
 
 
 def calibrate_clip(device: DeviceModel, space, texts=None, *, quantile: float = 1.0) -> float:
@@ -141,7 +155,7 @@ class Cape(ContextualMechanism):
             raise DPTextError(f"invalid n_buckets {n_buckets}: must be in 1..32767")
         self.device = device or default_device()
         self.clip = check_epsilon(clip, name="clip") if clip is not None else cached_clip(self.device, self.space)
-        self._unit_eps: list[float] = []
+        self._unit_eps: tuple[list[float], list[float]] = ([], [])
 
     @property
     def sensitivity(self) -> float:
@@ -156,20 +170,22 @@ class Cape(ContextualMechanism):
 
     # ----- utilities -----------------------------------------------------------------------------
     def utility(self, logits: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """``u(x,t)`` [P, V] from device logits [P, V] and input units ``idx`` [P]."""
+        """``u(x,t)`` [P, V] from device logits [P, V] and input units ``idx`` [P].
+
+        ``d̃`` is clipped to ``[0, 1]`` (float32 distances may round just above ``d_max``), so
+        every row's range is at most ``Δu``, which the proven bound assumes.
+        """
         B = self.clip
         lt = (np.clip(logits, -B, B) + B) / (2.0 * B)
-        dt = self.space.distances(idx) / np.float32(self.space.d_max)
+        dt = np.minimum(self.space.distances(idx) / np.float32(self.space.d_max), np.float32(1.0))
         return self.lambda_l * lt - self.lambda_d * dt
 
     def utilities(self, seg, pos: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return self.utility(self.device.unit_logits(seg, pos, self.space), idx)
 
-    def unit_epsilon(self, counts: np.ndarray) -> np.ndarray:
-        """``ε + ln(max_k |b_k| / min_k |b_k|)`` over non-empty buckets, per row."""
-        big = counts.max(axis=1)
-        small = np.where(counts > 0, counts, np.iinfo(np.int64).max).min(axis=1)
-        return self.epsilon + np.log(big / small)
+    def unit_epsilon(self, counts: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row: (proven loss of this input's row against any other input, Cape Thm 4.1's statement)."""
+        return (cape_unit_bound(self.epsilon, self.n_buckets, counts, probs), cape_thm41(self.epsilon, counts))
 
     # ----- sampling ------------------------------------------------------------------------------
     def _sample_in_context(self, seg, pos, idx, rng) -> np.ndarray:
@@ -177,12 +193,13 @@ class Cape(ContextualMechanism):
         uidx = idx[first]
         out = np.empty(len(pos), dtype=np.int64)
         unit_eps = np.empty(len(upos))
+        unit_thm = np.empty(len(upos))
         occ_of = np.argsort(inv, kind="stable")
         bounds = np.searchsorted(inv[occ_of], np.arange(len(upos) + 1))
         for w, logits in self.device.iter_unit_logits(seg, upos, self.space, chunk=CHUNK):
             u = self.utility(logits, uidx[w])
             b, counts, probs = bucket_law(u, self.epsilon, self.sensitivity, self.n_buckets)
-            unit_eps[w] = self.unit_epsilon(counts)
+            unit_eps[w], unit_thm[w] = self.unit_epsilon(counts, probs)
             order = np.argsort(b, axis=1, kind="stable")  # radix sort on int16 keys
             starts = np.cumsum(counts, axis=1) - counts
             local = np.full(len(upos), -1, dtype=np.int64)
@@ -194,7 +211,7 @@ class Cape(ContextualMechanism):
             j = (rng.random(len(occ)) * counts[r, k]).astype(np.int64)
             out[occ] = order[r, starts[r, k] + np.minimum(j, counts[r, k] - 1)]
         if self._active is not None:  # inside perturb: kept for the report
-            self._unit_eps = unit_eps[inv].tolist()
+            self._unit_eps = (unit_eps[inv].tolist(), unit_thm[inv].tolist())
         return out
 
     def _row_in_context(self, seg, pos, i) -> np.ndarray:
@@ -207,18 +224,22 @@ class Cape(ContextualMechanism):
         n = self.space.size
         return PrivacyClaim(
             mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set",
-            bound=self.epsilon + math.log(n),
-            scope="per unit, ε' = ε + ln(max_k|b_k| / min_k|b_k|) between any two inputs of V given the "
-                  "same context (bucketized EM, Cape Thm 4.1; the set is all of V); bound = ε + ln|V| is "
-                  "the data-independent worst case; per-unit values are in the perturb report",
+            bound=cape_bound(self.epsilon, self.n_buckets, n),
+            scope="per unit, between any two inputs of V in the same context: ln Pr(y|x) − ln Pr(y|x') ≤ bound "
+                  "(proven worst case of the bucketized exponential mechanism as implemented; see "
+                  "docs/algorithms.md); the paper's per-unit ε + ln(max|b|/min|b|) (Cape Thm 4.1) is "
+                  "reported beside the proven per-unit value and is not a bound",
             details={"lambda_l": self.lambda_l, "lambda_d": self.lambda_d, "n_buckets": self.n_buckets,
-                     "clip": self.clip, "sensitivity": self.sensitivity},
+                     "clip": self.clip, "sensitivity": self.sensitivity, "set": "all of V"},
         )
 
     def report(self, result) -> dict:
         rep = super().report(result)
-        if self._unit_eps:
-            rep["unit_epsilon"] = self._unit_eps
-            rep["unit_epsilon_max"] = max(self._unit_eps)
-        self._unit_eps = []
+        proven, thm = self._unit_eps
+        if proven:
+            rep["unit_epsilon_proven"] = proven
+            rep["unit_epsilon_proven_max"] = max(proven)
+            rep["unit_epsilon_cape_thm41"] = thm
+            rep["unit_epsilon_cape_thm41_max"] = max(thm)
+        self._unit_eps = ([], [])
         return rep

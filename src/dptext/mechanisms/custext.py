@@ -76,6 +76,9 @@ class CusText(Mechanism):
     """CUSTEXT: exponential mechanism over a K = 20 candidate list (ε within a list)."""
 
     default_space = "glove-50d"
+    contextual = False
+    dp = True
+    params = {"k": 20, "strategy": "conservative", "similarity": "cosine", "corpus": None}
 
     def __init__(self, *, epsilon: float, k: int = 20, strategy: str = "conservative", similarity: str = "cosine",
                  corpus=None, **kwargs) -> None:
@@ -89,23 +92,26 @@ class CusText(Mechanism):
         self.k, self.strategy, self.similarity = int(k), strategy, similarity
         self._corpus_key = corpus_key(corpus)
         self.vocab_mask, self.freqs = vocabulary(self.space, corpus)
-        self.lists = self._load_lists(kwargs.get("progress"))
-        self.sims = self._list_similarities()
-        self.probs = self._list_probs()
-        self.cdf = np.cumsum(self.probs, axis=1)
+        self.lists, self.sims = self._load_lists(kwargs.get("progress"))
+        self.list_len = (self.lists >= 0).sum(axis=1)
 
     def settings(self) -> dict:
         return {**super().settings(), "k": self.k, "strategy": self.strategy, "similarity": self.similarity,
                 "corpus": self._corpus_key}
 
-    def _load_lists(self, progress) -> np.ndarray:
+    def _load_lists(self, progress) -> tuple[np.ndarray, np.ndarray]:
+        """Lists and their similarities (ε-independent), cached as ``.npy`` and memory-mapped."""
         key = cache.key_of(self.space.cache_key, self.k, self.strategy, self.similarity, self._corpus_key)
         path = cache.entry_path("custext", self.space.name, key, ".npy")
-        if path.exists():
-            return np.load(path)
-        lists = build_lists(self.space, self.vocab_mask, self.freqs, self.k, self.strategy, self.similarity, progress)
-        cache.save_npy(path, lists)
-        return lists
+        spath = cache.entry_path("custext", self.space.name + "-sims", key, ".npy")
+        if not path.exists():
+            lists = build_lists(self.space, self.vocab_mask, self.freqs, self.k, self.strategy, self.similarity,
+                                progress)
+            cache.save_npy(path, lists.astype(np.int32))
+        if not spath.exists():
+            self.lists = cache.load_npy(path)
+            cache.save_npy(spath, self._list_similarities())
+        return cache.load_npy(path), cache.load_npy(spath)
 
     def _list_similarities(self) -> np.ndarray:
         """``s(x, list_x[j])`` for every unit (NaN on padding), vectorised in chunks."""
@@ -123,8 +129,13 @@ class CusText(Mechanism):
             out[sl] = np.where(valid[sl], s, np.nan)
         return out
 
-    def _list_probs(self) -> np.ndarray:
-        s = self.sims
+    @property
+    def probs(self) -> np.ndarray:
+        """``Pr(list_x[j] | x)`` for every unit (``[|V|, K]``)."""
+        return self._list_probs(np.arange(self.space.size))
+
+    def _list_probs(self, ids: np.ndarray) -> np.ndarray:
+        s = self.sims[ids].astype(np.float64)
         valid = ~np.isnan(s)  # rows of units outside V are all padding
         lo = np.where(valid, s, np.inf).min(axis=1, keepdims=True)
         hi = np.where(valid, s, -np.inf).max(axis=1, keepdims=True)
@@ -144,10 +155,12 @@ class CusText(Mechanism):
         return self.vocab_mask
 
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        uniq, inv = np.unique(idx, return_inverse=True)
+        cdf = np.cumsum(self._list_probs(uniq), axis=1)[inv]
         u = rng.random(len(idx))
-        j = (self.cdf[idx] < u[:, None]).sum(axis=1)
-        j = np.minimum(j, (self.lists[idx] >= 0).sum(axis=1) - 1)
-        return self.lists[idx, j]
+        j = (cdf < u[:, None]).sum(axis=1)
+        j = np.minimum(j, self.list_len[idx] - 1)
+        return self.lists[idx, j].astype(np.int64)
 
     def transition(self, x) -> np.ndarray:
         return self.transition_rows(np.asarray([self.index_of(x)]))[0]
@@ -158,7 +171,7 @@ class CusText(Mechanism):
         rows = np.zeros((len(ids), self.space.size), dtype=np.float64)
         lst = self.lists[ids]
         r, c = np.nonzero(lst >= 0)
-        rows[r, lst[r, c]] = self.probs[ids][r, c]
+        rows[r, lst[r, c]] = self._list_probs(ids)[r, c]
         return rows
 
     def privacy(self) -> PrivacyClaim:

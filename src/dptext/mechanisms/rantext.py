@@ -1,43 +1,40 @@
-"""RANTEXT, the InferDPT mechanism (SPEC 1.1).
+"""RANTEXT, the InferDPT mechanism (docs/algorithms.md, RANTEXT).
 
 Per input unit ``x``:
 
 * ``Y_j ~ Laplace(0, Δφ_j / Z(ε))`` for each embedding dimension ``j``,
-  ``d* = ‖Y‖₂``; ``Z(ε) = ε`` for ``ε < 2``, else ``a·ln(b·ε + c) + g``;
+  ``d* = ‖Y‖₂``; ``Z(ε)`` is the noise curve of ``dptext.mechanisms.calibration``:
+  ``noise="calibrated"`` (default) fits ``Z(ε) = a·ln(b·ε + c) + g`` for the space,
+  ``noise="paper"`` uses InferDPT's constants (``Z = ε`` for ``ε < 2``);
 * random adjacency list ``C_r(x) = {t ∈ V : d(x, t) < d*}`` (always holds ``x``);
-* ``y ∈ C_r(x)`` with probability ``∝ exp(ε·u(x, y)/2)``, ``u = 1 − d(x, y)/d*``.
+* ``y ∈ C_r(x)`` with probability ``∝ exp(ε·u(x, y)/2)``, ``u = 1 − d(x, y)/d*``,
+  i.e. ``∝ exp(−c·d(x, y))`` with ``c = ε/(2·d*)``.
 
 ``Pr(y|x) = E_{d*}[·]`` is integrated numerically over ``integration_points``
 quantiles of the law of ``d*`` (which does not depend on ``x``).
 
-Speed: each distinct unit's distance row is sorted once and kept in a
-bounded row store, so ``C_r`` is a prefix found by binary search; the
-exponential-mechanism draw inside the prefix is exact rejection sampling
-from a piecewise-constant envelope over blocks of the sorted row, so the
-cost per occurrence is O(|V|/block) instead of O(|C_r|).
+Sampling draws from the space's memory-mapped neighbour table
+(``dptext.spaces.neighbours``) with the exact envelope-and-rejection sampler
+of ``dptext.mechanisms._rows``: ``|C_r|`` is a binary search in the table row,
+and lists longer than the table reach the rest of ``V`` by rejection. Nothing
+per unit is computed at run time.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from dptext.mechanisms._rows import RowStore, gather_searchsorted
+from dptext.mechanisms import calibration
+from dptext.mechanisms._rows import block_bounds, gather_searchsorted, sample_ball
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 
-Z_A = 0.01658160142016071
-Z_B = 19.064721649556482
-Z_C = -38.1294334077209
-Z_G = 9.311083811697406
+Z_A, Z_B, Z_C, Z_G = calibration.PAPER
 
 
 def noise_divisor(epsilon: float) -> float:
-    """``Z(ε)`` of SPEC 1.1 (InferDPT Appendix B)."""
-    if epsilon < 2:
-        return float(epsilon)
-    return Z_A * math.log(Z_B * epsilon + Z_C) + Z_G
+    """InferDPT's published ``Z(ε)`` (``noise="paper"``)."""
+    return calibration.PAPER_CURVE.z(epsilon)
 
 
 @register("rantext")
@@ -45,46 +42,47 @@ class RanText(Mechanism):
     """RANTEXT (InferDPT): exponential mechanism inside a random adjacency list C_r(x)."""
 
     default_space = "cl100k-11k"
+    contextual = False
+    dp = True
+    params = {"noise": "calibrated", "noise_unit": calibration.UNIT, "integration_points": 2000, "block": 128}
 
-    def __init__(self, *, epsilon: float, integration_points: int = 2000, block: int = 128, **kwargs) -> None:
+    def __init__(self, *, epsilon: float, noise: str = "calibrated", noise_unit: str = calibration.UNIT,
+                 integration_points: int = 2000, block: int = 128, **kwargs) -> None:
         super().__init__(epsilon=epsilon, **kwargs)
         self.integration_points = int(integration_points)
         self.block = int(block)
-        self.z = noise_divisor(self.epsilon)
+        self.noise = noise
+        self.curve, self.calibration = calibration.noise_curve(self.space, noise, noise_unit)
+        self.z = self.curve.z(self.epsilon)
         self.scales = self.space.dim_range / self.z  # Laplace scale per dimension
-        n = self.space.size
-        order_dtype = np.uint16 if n < 2**16 else np.int32
-        self.rows = RowStore(n, {"dist": np.float32, "order": order_dtype}, self._sorted_rows, n_units=n)
         self._grid = None
-        # envelope blocks over sorted positions: x alone, then geometric growth up to `block`
-        starts, s, w = [0, 1], 1, 1.0
-        while s < n:
-            w = min(w * 1.5, self.block)
-            s += max(1, int(w))
-            starts.append(s)
-        self.block_starts = np.asarray([b for b in starts if b < n], dtype=np.int64)
-        self.block_ends = np.append(self.block_starts[1:], n)
+        self._table = None
+        self._bounds = None
+        self._progress = kwargs.get("progress")
 
     def settings(self) -> dict:
-        return {**super().settings(), "integration_points": self.integration_points, "Z": self.z}
+        return {**super().settings(), "integration_points": self.integration_points, "noise": self.noise,
+                "Z": self.z}
 
-    def _sorted_rows(self, ids: np.ndarray) -> dict[str, np.ndarray]:
-        d = self.space.distances(ids)
-        order = np.argsort(d, axis=1, kind="stable")
-        return {"dist": np.take_along_axis(d, order, axis=1), "order": order}
+    @property
+    def table(self):
+        if self._table is None:
+            self._table = self.space.neighbours(progress=self._progress)
+        return self._table
+
+    def use_table(self, table) -> None:
+        """Sample from ``table`` (e.g. a narrow one in tests) instead of the space's cached table."""
+        self._table, self._bounds = table, None
+
+    def _sorted_row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        d = self.space.exact_distances([i])[0]
+        order = np.lexsort((np.arange(len(d)), d))
+        return d[order], order
 
     # ----- the law of d* --------------------------------------------------------------------------
     def draw_dstar(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` draws of ``d* = ‖Y‖₂`` (``|Y_j|`` is exponential with scale ``Δφ_j/Z``)."""
-        out = np.empty(n, dtype=np.float64)
-        scales = self.scales.astype(np.float32)
-        step = max(1, 2**20 // max(1, len(scales)))
-        for s in range(0, n, step):
-            m = min(step, n - s)
-            y = rng.standard_exponential((m, len(scales)), dtype=np.float32)
-            y *= scales
-            out[s : s + m] = np.sqrt(np.einsum("ij,ij->i", y, y, dtype=np.float64))
-        return out
+        return calibration.draw_norms(self.scales, n, rng)
 
     def dstar_grid(self) -> np.ndarray:
         """Quantile midpoints of d*, estimated from 50 MC draws per point (fixed internal seed)."""
@@ -97,50 +95,36 @@ class RanText(Mechanism):
 
     # ----- sampling --------------------------------------------------------------------------------
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        out = np.empty(len(idx), dtype=np.int64)
-        for part in self.rows.batches(idx):
-            out[part] = self._sample_batch(idx[part], rng)
-        return out
-
-    def _sample_batch(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        slots = self.rows.slots(idx)
-        dist, order = self.rows.slabs["dist"], self.rows.slabs["order"]
-        n_vocab = self.space.size
+        tab = self.table
+        if self._bounds is None:
+            self._bounds = block_bounds(tab.width, self.block)
         dstar = self.draw_dstar(len(idx), rng)
-        k = gather_searchsorted(dist, slots, dstar.astype(np.float32), n_vocab)  # |C_r| = #{d < d*}
-        k = np.maximum(k, 1)  # x itself (d = 0) is always in C_r
-        c = self.epsilon / (2.0 * dstar)
-        used = int(np.searchsorted(self.block_starts, k.max(), side="left"))  # blocks that can hold members
-        starts, ends = self.block_starts[:used], self.block_ends[:used]
-        pos = np.empty(len(idx), dtype=np.int64)
-        todo = np.arange(len(idx))
-        while len(todo):
-            sl, kk, cc = slots[todo], k[todo], c[todo]
-            nb = np.clip(np.minimum(kk[:, None], ends[None, :]) - starts[None, :], 0, None)  # members in C_r
-            s0 = dist[sl[:, None], starts[None, :]].astype(np.float64)
-            cum = np.cumsum(nb * np.exp(-cc[:, None] * s0), axis=1)  # envelope mass per block
-            u = rng.random(len(todo)) * cum[:, -1]
-            b = np.minimum((cum < u[:, None]).sum(axis=1), used - 1)
-            rows = np.arange(len(todo))
-            nb_b = nb[rows, b]
-            j = starts[b] + np.minimum((rng.random(len(todo)) * nb_b).astype(np.int64), nb_b - 1)
-            accept_p = np.exp(-cc * (dist[sl, j].astype(np.float64) - s0[rows, b]))
-            ok = rng.random(len(todo)) < accept_p
-            pos[todo[ok]] = j[ok]
-            todo = todo[~ok]
-        return order[slots, pos].astype(np.int64)
+        with np.errstate(over="ignore"):
+            c = self.epsilon / (2.0 * dstar)
+        return sample_ball(self.space, tab, idx, c, rng, radius=dstar, bounds=self._bounds,
+                           exact=lambda pos, g: self._draw_dense(idx[pos], dstar[pos], g))
 
-    def _prepare(self, idx: np.ndarray) -> None:
-        for part in self.rows.batches(idx):
-            self.rows.slots(idx[part])
+    def _draw_dense(self, x: np.ndarray, dstar: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Exact draws given ``d*`` from full distance rows (the sampler's fallback)."""
+        uniq, inv = np.unique(x, return_inverse=True)
+        rows = self.space.exact_distances(uniq)  # one row per distinct unit
+        out = np.empty(len(x), dtype=np.int64)
+        for s in range(0, len(x), 256):
+            ds = dstar[s : s + 256].astype(np.float32).astype(np.float64)[:, None]
+            d = rows[inv[s : s + 256]].astype(np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                e = np.where(d > 0, -(self.epsilon / (2.0 * ds)) * d, 0.0)
+            cdf = np.cumsum(np.where(d < ds, np.exp(e), 0.0), axis=1)
+            u = rng.random(len(d)) * cdf[:, -1]
+            out[s : s + 256] = np.minimum((cdf < u[:, None]).sum(axis=1), self.space.size - 1)
+        return out
 
     def candidate_set_sizes(self, x, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
         """``n`` draws of ``|C_r(x)|`` (for the |C_r|/|V| distribution)."""
         i = self.index_of(x)
-        slots = self.rows.slots(np.full(n, i, dtype=np.int64))
+        d, _ = self._sorted_row(i)
         dstar = self.draw_dstar(n, rng or self.rng)
-        k = gather_searchsorted(self.rows.slabs["dist"], slots, dstar.astype(np.float32), self.space.size)
-        return np.maximum(k, 1)
+        return np.maximum(np.searchsorted(d, dstar.astype(np.float32), side="left"), 1)
 
     # ----- exact row -------------------------------------------------------------------------------
     def transition(self, x, *, dstar: float | None = None) -> np.ndarray:
@@ -151,18 +135,20 @@ class RanText(Mechanism):
         the sampler can (rarely) emit them.
         """
         i = self.index_of(x)
-        row = self._sorted_rows(np.asarray([i]))
-        s = row["dist"][0].astype(np.float64)
+        srt, order = self._sorted_row(i)
+        s = srt.astype(np.float64)
         p_sorted = np.zeros_like(s)
         grid = self.dstar_grid() if dstar is None else np.asarray([float(dstar)])
         for start in range(0, len(grid), 256):
             d = grid[start : start + 256][:, None]
-            w = np.where(s[None, :] < d, np.exp(-self.epsilon * s[None, :] / (2.0 * d)), 0.0)
-            w[:, 0] = np.exp(-self.epsilon * s[0] / (2.0 * d[:, 0]))  # x itself is always in C_r
+            with np.errstate(over="ignore", invalid="ignore"):
+                e = np.where(s[None, :] > 0, -(self.epsilon / (2.0 * d)) * s[None, :], 0.0)
+            w = np.where(s[None, :] < d, np.exp(e), 0.0)
+            w[:, 0] = 1.0  # x itself (d = 0) is always in C_r
             p_sorted += (w / w.sum(axis=1, keepdims=True)).sum(axis=0)
         p_sorted /= len(grid)
         out = np.zeros_like(p_sorted)
-        out[row["order"][0]] = p_sorted
+        out[order] = p_sorted
         return out
 
     def privacy(self) -> PrivacyClaim:
@@ -170,5 +156,7 @@ class RanText(Mechanism):
             mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set", bound=self.epsilon,
             scope="ε-DP between inputs that share the random adjacency list C_r (exponential mechanism "
                   "with utility sensitivity 1); no bound across inputs outside each other's C_r",
-            details={"Z": self.z, "laplace_scale_mean": float(self.scales.mean())},
+            details={"Z": self.z, "noise": self.noise, "noise_curve": self.curve.to_dict(),
+                     "calibration": self.calibration.to_dict() if self.calibration is not None else None,
+                     "laplace_scale_mean": float(self.scales.mean())},
         )

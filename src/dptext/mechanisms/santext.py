@@ -1,4 +1,4 @@
-"""SANTEXT and SANTEXT+ (Yue et al. 2021; SPEC 1.2).
+"""SANTEXT and SANTEXT+ (Yue et al. 2021; docs/algorithms.md, SANTEXT).
 
 ``Pr(y | x) = exp(−ε·d(x, y)/2) / Σ_{y' ∈ V_s} exp(−ε·d(x, y')/2)`` for
 ``y ∈ V_s``, the sensitive set: the least frequent fraction ``w`` of ``V``
@@ -6,8 +6,13 @@
 ``x`` is resampled with probability ``p`` and kept otherwise (SANTEXT+
 defaults ``p = 0.3``, ``w = 0.9``), so its row is ``(1 − p)·δ_x + p·Pr(·|x)``.
 
-Rows are computed for the distinct units of a batch with one GEMM and kept as
-CDFs in a bounded row store; sampling is a vectorised inverse-CDF search.
+Sampling is exact and needs no per-unit row: draws come from the space's
+memory-mapped neighbour table with the envelope-and-rejection sampler of
+``dptext.mechanisms._rows`` (``c = ε/2``, members ``V_s``). When ``V_s`` is a
+small or sparse part of the space (a small corpus), rows over ``V_s`` are
+cheap and an inverse-CDF draw over them is used instead. Every weight is
+computed relative to the row's largest one (``exp(−ε·(d − d_min)/2)``), so any
+finite ε is safe.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from dptext.errors import check_probability
-from dptext.mechanisms._rows import RowStore, gather_searchsorted
+from dptext.mechanisms._rows import block_bounds, nearest_member_distance, sample_ball
 from dptext.mechanisms._vocab import corpus_key, least_frequent, vocabulary
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
+
+DENSE_MAX = 4096  # |V_s| up to which rows over V_s are drawn from directly
+DENSE_CELLS = 2**23  # rows × |V_s| per dense chunk
 
 
 @register("santext")
@@ -28,6 +36,9 @@ class SanText(Mechanism):
     default_space = "glove-50d"
     default_w = 1.0
     default_p = 1.0
+    contextual = False
+    dp = True
+    params = {"corpus": None, "w": None, "p": None}
 
     def __init__(self, *, epsilon: float, corpus=None, w: float | None = None, p: float | None = None,
                  **kwargs) -> None:
@@ -38,7 +49,11 @@ class SanText(Mechanism):
         self.vocab_mask, self.freqs = vocabulary(self.space, corpus)
         self.sensitive = least_frequent(self.vocab_mask, self.freqs, self.w)
         self.v_s = np.flatnonzero(self.sensitive)
-        self.rows = RowStore(len(self.v_s), {"cdf": np.float32}, self._cdf_rows, n_units=self.space.size)
+        self._everything = len(self.v_s) == self.space.size
+        self.dense = len(self.v_s) <= DENSE_MAX or len(self.v_s) < 0.5 * self.space.size
+        self._table = None
+        self._bounds = None
+        self._progress = kwargs.get("progress")
 
     def settings(self) -> dict:
         return {**super().settings(), "w": self.w, "p": self.p, "corpus": self._corpus_key}
@@ -51,42 +66,76 @@ class SanText(Mechanism):
     def output_mask(self) -> np.ndarray:
         return self.sensitive
 
+    @property
+    def table(self):
+        if self._table is None:
+            self._table = self.space.neighbours(progress=self._progress)
+        return self._table
+
+    def use_table(self, table) -> None:
+        """Sample from ``table`` (e.g. a narrow one in tests) instead of the space's cached table."""
+        self._table, self._bounds, self.dense = table, None, False
+
     def _probs(self, ids: np.ndarray) -> np.ndarray:
         """``Pr(y|x)`` over ``V_s`` for each ``x`` in ``ids`` (float64, rows sum to 1)."""
-        d = self.space.distances(ids, self.v_s).astype(np.float64)
-        logit = -0.5 * self.epsilon * d
-        logit -= logit.max(axis=1, keepdims=True)
+        d = self.space.exact_distances(ids)[:, self.v_s].astype(np.float64)
+        d -= d.min(axis=1, keepdims=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            logit = np.where(d > 0, -0.5 * self.epsilon * d, 0.0)
         w = np.exp(logit)
         return w / w.sum(axis=1, keepdims=True)
 
-    def _cdf_rows(self, ids: np.ndarray) -> dict[str, np.ndarray]:
-        """Sampling CDFs (float32 weights, float64 running sums; error < 1e-6 per probability)."""
-        logit = self.space.distances(ids, self.v_s)
-        logit *= np.float32(-0.5 * self.epsilon)
-        logit -= logit.max(axis=1, keepdims=True)
-        np.exp(logit, out=logit)
-        cdf = np.cumsum(logit, axis=1, dtype=np.float64)
-        cdf /= cdf[:, -1:]
-        return {"cdf": cdf.astype(np.float32)}
-
-    def _prepare(self, idx: np.ndarray) -> None:
-        for part in self.rows.batches(idx):
-            self.rows.slots(idx[part])
-
+    # ----- sampling --------------------------------------------------------------------------------
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self._sample_branches(idx, rng)[0]
+
+    def _sample_branches(self, idx: np.ndarray, rng: np.random.Generator):
         out = idx.copy()
-        redraw = self.sensitive[idx]
+        sens = self.sensitive[idx]
+        redraw = sens.copy()
         if self.p < 1.0:
             redraw |= rng.random(len(idx)) < self.p
         else:
             redraw[:] = True
         pos = np.flatnonzero(redraw)
-        for part in self.rows.batches(idx[pos]):
-            sel = pos[part]
-            slots = self.rows.slots(idx[sel])
-            u = rng.random(len(sel)).astype(np.float32)
-            j = gather_searchsorted(self.rows.slabs["cdf"], slots, u, len(self.v_s), side="right")
-            out[sel] = self.v_s[np.minimum(j, len(self.v_s) - 1)]
+        if len(pos):
+            out[pos] = self._draw(idx[pos], rng)
+        reasons = np.where(sens, "sensitive", np.where(redraw, "non-sensitive-resampled", "non-sensitive-kept"))
+        return out, (reasons.tolist(), sens)
+
+    def _draw(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Exact draws from ``Pr(·|x)`` over ``V_s`` for each occurrence."""
+        if self.dense:
+            return self._draw_dense(x, rng)
+        tab = self.table
+        if self._bounds is None:
+            self._bounds = block_bounds(tab.width)
+        c = np.full(len(x), 0.5 * self.epsilon)
+        if self._everything:
+            return sample_ball(self.space, tab, x, c, rng, bounds=self._bounds,
+                               exact=lambda pos, g: self._draw_dense(x[pos], g))
+        uniq, inv = np.unique(x, return_inverse=True)
+        ref = np.zeros(len(uniq))
+        out_s = ~self.sensitive[uniq]
+        if out_s.any():
+            ref[out_s] = nearest_member_distance(tab, uniq[out_s], self.sensitive)
+        return sample_ball(self.space, tab, x, c, rng, member=self.sensitive, pool=self.v_s, s_ref=ref[inv],
+                           bounds=self._bounds, exact=lambda pos, g: self._draw_dense(x[pos], g))
+
+    def _draw_dense(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Inverse-CDF draws from dense rows over ``V_s``, one row per distinct unit."""
+        uniq, inv = np.unique(x, return_inverse=True)
+        out = np.empty(len(x), dtype=np.int64)
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+        u = rng.random(len(x))
+        step = max(1, DENSE_CELLS // max(1, len(self.v_s)))
+        for s in range(0, len(uniq), step):
+            cdf = np.cumsum(self._probs(uniq[s : s + step]), axis=1)
+            for r in range(cdf.shape[0]):  # one searchsorted per distinct unit
+                sel = order[bounds[s + r] : bounds[s + r + 1]]
+                j = np.searchsorted(cdf[r], u[sel] * cdf[r, -1], side="right")
+                out[sel] = self.v_s[np.minimum(j, len(self.v_s) - 1)]
         return out
 
     def transition(self, x) -> np.ndarray:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dptext.errors import DPTextError, ParameterError, check_epsilon
+from dptext.mechanisms.registry import MECHANISMS
 
 COMMON = ("epsilon", "space", "oov", "digits", "punctuation", "seed")
 KEYS = ("mechanism", *COMMON, "options")
@@ -37,8 +38,6 @@ def normalise_name(name) -> str:
 
 def mechanism_class(name) -> type:
     """The registered class for ``name``; an unknown name is a ParameterError listing the known ones."""
-    from dptext.mechanisms.registry import MECHANISMS
-
     key = normalise_name(name)
     if key not in MECHANISMS:
         raise ParameterError("mechanism", f"unknown mechanism {name!r}; known mechanisms: "
@@ -184,3 +183,14 @@ class MechanismSpec:
         if progress is not None:
             kwargs["progress"] = progress
         return self.cls(**kwargs)
+
+
+def get_mechanism(name: str, *, progress=None, **kwargs):
+    """Instantiate a registered mechanism, e.g. ``get_mechanism("rantext", epsilon=3)``.
+
+    ``epsilon``, ``space``, ``oov``, ``digits``, ``punctuation`` and ``seed`` are the common
+    settings; every other keyword is a mechanism-specific option (see ``Mechanism.params``).
+    """
+    common = {k: kwargs.pop(k) for k in COMMON if k in kwargs}
+    common = {k: v for k, v in common.items() if v is not None or k == "epsilon"}
+    return MechanismSpec(mechanism=name, **common, options=kwargs).build(progress=progress)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dptext.errors import DPTextError, check_epsilon
 
@@ -38,10 +38,12 @@ class Upstream(_Strict):
     base_url: str  # e.g. https://api.openai.com/v1 (the part before /chat/completions)
     api_key: str = ""
     model: str
-    timeout_s: float = Field(60.0, gt=0)  # read timeout, and total deadline of one attempt
+    timeout_s: float = Field(60.0, gt=0)  # read timeout, and total deadline of one non-streaming attempt
+    stream_deadline_s: float = Field(300.0, gt=0)  # a whole stream, first byte to last
     connect_timeout_s: float = Field(5.0, gt=0)
-    retries: int = Field(2, ge=0, le=10)  # extra attempts on connect errors / 5xx before answering
+    retries: int = Field(2, ge=0, le=10)  # extra attempts on connect errors / 5xx / 429 before answering
     backoff_s: float = Field(0.2, ge=0)
+    max_retry_after_s: float = Field(10.0, ge=0)  # an upstream 429 asking for a longer wait is passed through
     max_connections: int = Field(100, ge=1)
 
     @field_validator("base_url")
@@ -52,6 +54,25 @@ class Upstream(_Strict):
         return v.rstrip("/")
 
 
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+class MemoSettings(_Strict):
+    """Consistent perturbation: a repeated private segment of one key is sent as its first perturbation."""
+
+    enabled: bool = True
+    secret: str = ""  # HMAC key (>= 16 bytes); empty = random, created once in state_dir/memo.secret
+    max_entries: int = Field(100_000, ge=1)
+    max_age_s: float = Field(30 * 86400, gt=0)
+
+
+class Budget(_Strict):
+    """Optional ε budget per key over a sliding window (basic composition per unit)."""
+
+    epsilon: float | None = Field(None, gt=0)  # default budget of every key; null = account, never refuse
+    window_s: float = Field(86400.0, gt=0)
+
+
 class Privacy(_Strict):
     mechanism: str = "rantext"
     epsilon: float = 3.0
@@ -60,14 +81,37 @@ class Privacy(_Strict):
     digits: Literal["random", "keep", "vocab"] = "random"
     punctuation: Literal["keep", "perturb"] = "keep"
     options: dict = Field(default_factory=dict)  # extra mechanism keyword arguments
-    private_roles: tuple[str, ...] = ("user",)
-    tag: str = "private"  # <private>...</private> marks the private parts explicitly
+    policy: str = "all"  # which parts of private text are perturbed: all | entities | tiered
+    policy_options: dict = Field(default_factory=dict)  # e.g. entity_types, wordlist, entity_epsilon
+    private_roles: tuple[str, ...] = ("user",)  # whole content of these roles is private
+    allow_no_private_roles: bool = False  # required for private_roles: [] (then only <private> tags are private)
+    tags_narrow_private_roles: bool = False  # true: in a private role, only the tagged spans are private
+    tool_messages: Literal["private", "refuse"] = "private"  # role "tool": perturbed like user text, or 400
+    allow_no_dp_claim: bool = False  # required for mechanisms without a DP claim (high-freq, 2-random...)
+    tag: str = "private"  # <private>...</private> marks private spans (ASCII letters, any case)
     seed: int | None = None  # tests only: every request perturbed with default_rng(seed)
+    memo: MemoSettings = MemoSettings()
+    budget: Budget = Budget()
 
     @field_validator("epsilon", mode="before")
     @classmethod
     def _eps(cls, v):
         return check_epsilon(v)
+
+    @field_validator("private_roles")
+    @classmethod
+    def _roles(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [r for r in v if r not in ROLES]
+        if bad:
+            raise ValueError(f"unknown role {bad[0]!r}; roles are {', '.join(ROLES)} (lower case)")
+        return tuple(dict.fromkeys(v))
+
+    @model_validator(mode="after")
+    def _some_private(self):
+        if not self.private_roles and not self.allow_no_private_roles:
+            raise ValueError("private_roles is empty, so no message would be perturbed unless it carries "
+                             "<private> tags; set privacy.allow_no_private_roles: true if that is intended")
+        return self
 
     @field_validator("tag")
     @classmethod
@@ -95,6 +139,7 @@ class ApiKey(_Strict):
     sha256: str  # hex digest of the bearer key (``dptext hash-key``)
     requests_per_minute: float | None = Field(None, gt=0)  # overrides limits.requests_per_minute
     burst: int | None = Field(None, ge=1)
+    epsilon_budget: float | None = Field(None, gt=0)  # overrides privacy.budget.epsilon for this key
 
     @field_validator("sha256")
     @classmethod
@@ -115,7 +160,16 @@ class Limits(_Strict):
     max_messages: int = Field(256, ge=1)
     requests_per_minute: float = Field(600, gt=0)  # per key, token bucket
     burst: int = Field(60, ge=1)
-    max_tokens: int | None = Field(None, ge=1)  # cap on max_tokens forwarded upstream
+    max_tokens: int = Field(4096, ge=1)  # max_tokens / max_completion_tokens forwarded upstream are capped here
+    max_n: int = Field(4, ge=1)  # requests asking for more choices get 400
+    max_units: int = Field(20_000, ge=1)  # private units per request (as the mechanism segments them); 413
+    perturb_concurrency: int = Field(1, ge=1)  # requests perturbing at once (worker threads, off the event loop)
+    max_queue: int = Field(64, ge=1)  # requests perturbing or waiting to; beyond it 503 + Retry-After
+    read_timeout_s: float = Field(10.0, gt=0)  # the whole body must arrive within this (408 otherwise)
+
+
+class Metrics(_Strict):
+    require_key: bool = True  # GET /metrics needs a bearer key (its labels name key ids)
 
 
 class ServerConfig(_Strict):
@@ -127,16 +181,30 @@ class ServerConfig(_Strict):
     extraction: Extraction = Extraction()
     auth: Auth = Auth()
     limits: Limits = Limits()
+    metrics: Metrics = Metrics()
+    dashboard: bool = False  # GET /dashboard (behind the keys) shows requests, latency and ε per key
+    state_dir: str | None = None  # memo + accounting databases; null = $DPTEXT_CACHE_DIR/serve
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
 
 def expand_env(value, env=None, where: str = ""):
-    """Expand ``${NAME}`` / ``${NAME:-default}`` inside every string of a parsed YAML tree."""
-    env = os.environ if env is None else env
+    """Expand ``${NAME}`` / ``${NAME:-default}`` inside every string of a parsed YAML tree.
+
+    Every unset variable is named in one error, with the settings that use it.
+    """
+    missing: dict[str, list[str]] = {}
+    out = _expand(value, os.environ if env is None else env, where, missing)
+    if missing:
+        names = ", ".join(f"{n} (for {', '.join(w)})" for n, w in missing.items())
+        raise DPTextError(f"config: environment variable{'s' if len(missing) > 1 else ''} not set: {names}")
+    return out
+
+
+def _expand(value, env, where: str, missing: dict):
     if isinstance(value, dict):
-        return {k: expand_env(v, env, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+        return {k: _expand(v, env, f"{where}.{k}" if where else str(k), missing) for k, v in value.items()}
     if isinstance(value, list):
-        return [expand_env(v, env, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [_expand(v, env, f"{where}[{i}]", missing) for i, v in enumerate(value)]
     if not isinstance(value, str):
         return value
 
@@ -149,7 +217,8 @@ def expand_env(value, env=None, where: str = ""):
             return got
         if default is not None:
             return default
-        raise DPTextError(f"config {where or 'value'}: environment variable {name} is not set")
+        missing.setdefault(name, []).append(where or "value")
+        return ""
 
     return _ENV_RE.sub(sub, value)
 
@@ -175,6 +244,8 @@ def config_from_dict(data: dict, env=None) -> ServerConfig:
     ids = [k.id for k in cfg.auth.keys]
     if len(set(ids)) != len(ids):
         raise DPTextError("config auth.keys: key ids must be unique")
+    if cfg.privacy.memo.secret and len(cfg.privacy.memo.secret.encode()) < 16:
+        raise DPTextError("config privacy.memo.secret: must be at least 16 bytes (or empty: generated once)")
     return cfg
 
 

@@ -1,18 +1,19 @@
-"""Local extraction for ``mode: inferdpt`` (SPEC 2, step 3), built on the pipeline's prompts.
+"""Local extraction for ``mode: inferdpt`` (see ``docs/algorithms.md``, "InferDPT"), on the core's prompts.
 
 The upstream answered the *perturbed* conversation. The local model (in
 process, on this machine) then reads the raw conversation and that perturbed
-answer and writes the final reply with the pipeline's ``extract_answer``
-prompt: ``instruction`` = the public system/developer instructions,
+answer and writes the final reply with :func:`dptext.pipeline.extraction_messages`
+(task ``answer``): ``instruction`` = the public system/developer instructions,
 ``document`` = the raw conversation (every non-system turn, ``role: text``),
-``generation`` = the upstream's answer. Nothing here goes over the network.
+``generation`` = the upstream's answer. :func:`dptext.pipeline.require_local`
+refuses a model that is not on this machine. Nothing here goes over the network.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dptext.errors import PrivacyError
+from dptext.pipeline import extraction_messages, require_local
 from dptext.server.config import ServerConfig
 from dptext.server.request import ChatRequest
 
@@ -25,9 +26,7 @@ class Extractor:
 
         e = cfg.extraction
         self.model = get_backend(e.model, **e.options)
-        if not getattr(self.model, "is_local", False):
-            raise PrivacyError("extraction.model reads raw private text and must run on this machine "
-                               "(in process, or an http:// endpoint on loopback)")
+        require_local(self.model, "extraction.model (it reads the raw private text)")
         self.prompts = Prompts()
         self.max_tokens = e.max_tokens
         self.temperature = e.temperature
@@ -38,8 +37,6 @@ class Extractor:
         return {"backend": d.get("backend"), "model": d.get("model"), "location": d.get("location")}
 
     def messages(self, req: ChatRequest, generation: str) -> list[dict]:
-        from dptext.llm.prompts import messages, render
-
         public = [s.text for m in req.messages if m.role in ("system", "developer") for s in m.segments]
         instruction = "\n".join(t for t in public if t.strip()) or DEFAULT_INSTRUCTION
         turns = []
@@ -47,9 +44,7 @@ class Extractor:
             if m.role in ("system", "developer"):
                 continue
             turns.append(f"{m.role}: " + "".join(s.text for s in m.segments))
-        return messages(self.prompts.local_system,
-                        render(self.prompts.extract_answer, instruction=instruction,
-                               document="\n".join(turns), generation=generation.strip()))
+        return extraction_messages(self.prompts, "answer", instruction, "\n".join(turns), generation.strip())
 
     def _gen(self, max_tokens: int | None) -> dict:
         return {"max_tokens": min(max_tokens or self.max_tokens, self.max_tokens), "temperature": self.temperature}

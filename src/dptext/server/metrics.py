@@ -8,7 +8,9 @@ statuses and outcomes only, never request content.
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
+from collections import defaultdict, deque
+
+import numpy as np
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -43,11 +45,32 @@ def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
+KEY_WINDOW = 1000  # latest request latencies kept per key (dashboard percentiles)
+
+
 class Metrics:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.values: dict[str, dict[tuple, float]] = defaultdict(dict)
         self.hists: dict[str, dict[tuple, list]] = defaultdict(dict)
+        self.keys: dict[str, list] = {}  # key id -> [requests, errors, deque of seconds]
+
+    def record_key(self, key: str, ok: bool, seconds: float) -> None:
+        with self.lock:
+            row = self.keys.setdefault(key, [0, 0, deque(maxlen=KEY_WINDOW)])
+            row[0] += 1
+            row[1] += not ok
+            row[2].append(seconds)
+
+    def per_key(self) -> dict[str, dict]:
+        """Per key id: requests, errors, and p50 / p95 latency in ms over the latest requests."""
+        with self.lock:
+            rows = {k: (n, e, np.array(lat)) for k, (n, e, lat) in self.keys.items()}
+        out = {}
+        for k, (n, e, lat) in rows.items():
+            p50, p95 = (np.percentile(lat, [50, 95]) * 1000).tolist() if len(lat) else (None, None)
+            out[k] = {"requests": n, "errors": e, "latency_ms": {"p50": p50, "p95": p95}}
+        return out
 
     def inc(self, name: str, value: float = 1.0, **labels) -> None:
         key = _labels(labels)

@@ -1,18 +1,23 @@
-"""Perturb every private segment of every turn, and report what happened.
+"""The proxy's side of perturbation: chat messages in, :class:`dptext.pipeline.Sanitizer` on their segments.
 
-One mechanism instance serves the whole process (built at start-up, so a bad
-mechanism name or ε stops the server before it listens). Each request draws
-from its own ``numpy.random.Generator``: OS entropy by default, or
-``default_rng(privacy.seed)`` when a seed is configured (tests and
-experiments only: the same request is then perturbed the same way).
-Mechanism calls run under a lock because their row caches are not
-thread-safe; the lock is held for the perturbation only, never for I/O.
+The work itself (perturb private segments, replay repeats from the memo, fail
+closed, the privacy report) is the core's :class:`~dptext.pipeline.Sanitizer`,
+built once from a :class:`~dptext.mechanisms.spec.MechanismSpec` at start-up,
+so a bad mechanism name, ε or option stops the server before it listens. This
+module adds what only a chat proxy needs:
 
-The privacy report (SPEC 5) states the mechanism's claim beside the unit
-counts of this request. A compact form goes into the ``x-dptext-privacy``
-response header, the full form into the ``dptext`` field of the JSON body.
-It never contains private text: units kept by policy are counted, not
-listed.
+* cutting long private segments into chunks, each sanitised under the
+  scheduler's gate, so a heavy request cannot hold the mechanism for long
+  (:mod:`dptext.server.scheduler`);
+* the per-request unit limit (413) and the per-request memo staging: memo
+  writes are kept back until the request has been charged
+  (:mod:`dptext.privacy.memo`), so a request refused over its ε budget leaves
+  nothing that could later be released for free;
+* the chat-level report: which user or tool messages went upstream in clear,
+  and a ``warnings`` line for each way private-looking text went unperturbed.
+
+Each request draws from its own ``numpy.random.Generator``: OS entropy, or
+``default_rng(privacy.seed)`` when a seed is configured (tests only).
 """
 
 from __future__ import annotations
@@ -23,85 +28,219 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dptext.errors import DPTextError
+from dptext.errors import DPTextError, ParameterError
+from dptext.pipeline import Sanitizer, Segment
 from dptext.server.config import ServerConfig
+from dptext.server.errors import ApiError
 from dptext.server.request import ChatRequest
+from dptext.server.scheduler import CHUNK_CHARS, chunks
 
 HEADER = "x-dptext-privacy"
+CLEAR_ROLES = ("user", "tool")  # roles whose clear text the report points out
+SUMMED = ("memo_hits", "kept_by_policy", "clear_private_chars", "private_segments")
 
 
 @dataclass
 class Perturbed:
     messages: list[dict]  # what goes upstream: {"role", "content"} with private parts perturbed
     report: dict  # full privacy report (JSON body extension field)
+    memo: object = None  # staged memo writes, committed once the request is admitted
 
     def header(self) -> str:
         """Compact ASCII JSON for the response header."""
         r = self.report
-        compact = {k: r[k] for k in ("mode", "mechanism", "epsilon", "space", "units", "private_spans")}
+        keys = ("mode", "mechanism", "epsilon", "space", "units", "private_spans", "memo_hits", "epsilon_spent",
+                "epsilon_total", "no_dp_guarantee", "unperturbed_private")
+        compact = {k: r[k] for k in keys if k in r}
         compact["claim"] = {"kind": r["claim"]["kind"], "bound": r["claim"]["bound"]}
+        compact["warnings"] = len(r["warnings"])
         return json.dumps(compact, separators=(",", ":"), ensure_ascii=True)
 
 
-class Perturber:
-    def __init__(self, cfg: ServerConfig) -> None:
-        from dptext.mechanisms import get_mechanism
+class RequestMemo:
+    """The memo protocol for the Sanitizer, routed to the staged memo of the request this thread serves."""
 
+    def __init__(self, memo) -> None:
+        self.memo = memo
+        self.local = threading.local()
+
+    def key(self, scope: str, settings: dict, text: str) -> bytes:
+        return self.memo.key(scope, settings, text)
+
+    def get(self, key: bytes) -> str | None:
+        return self.local.staged.get(key)
+
+    def put(self, key: bytes, text: str) -> None:
+        self.local.staged.put(key, text)
+
+
+def spec_of(cfg: ServerConfig):
+    from dptext.mechanisms.spec import MechanismSpec
+
+    p = cfg.privacy
+    try:
+        return MechanismSpec.from_dict({"mechanism": p.mechanism, "epsilon": p.epsilon, "space": p.space,
+                                        "oov": p.oov, "digits": p.digits, "punctuation": p.punctuation,
+                                        "seed": p.seed, "options": dict(p.options)})
+    except ParameterError as exc:
+        raise DPTextError(f"config privacy.{exc.param}: {exc}") from None
+
+
+def policy_of(cfg: ServerConfig):
+    """The entity policy of ``privacy.policy`` (None for ``all`` without options: every private unit)."""
+    p = cfg.privacy
+    if p.policy == "all" and not p.policy_options:
+        return None
+    try:
+        from dptext.privacy.policy import get_policy
+    except ModuleNotFoundError as exc:
+        raise DPTextError(f"config privacy.policy: {p.policy!r} needs dptext.privacy.policy ({exc.name} missing)"
+                          ) from None
+    try:
+        return get_policy(p.policy, **p.policy_options)
+    except ParameterError as exc:
+        where = "policy" if exc.param == "policy" else f"policy_options.{exc.param}"
+        raise DPTextError(f"config privacy.{where}: {exc}") from None
+
+
+class Perturber:
+    def __init__(self, cfg: ServerConfig, memo=None) -> None:
         p = cfg.privacy
         self.mode = cfg.mode
         self.seed = p.seed
+        self.max_units = cfg.limits.max_units
+        self.memo = memo
+        spec = spec_of(cfg)
+        self.policy = policy_of(cfg)
         try:
-            self.mech = get_mechanism(p.mechanism, epsilon=p.epsilon, space=p.space, oov=p.oov, digits=p.digits,
-                                      punctuation=p.punctuation, seed=p.seed, **p.options)
-        except DPTextError as exc:  # e.g. an option the mechanism does not take
-            if p.options and "takes no parameter" in str(exc):
-                raise DPTextError(f"config privacy.options do not fit mechanism {p.mechanism!r}: {exc}") from None
-            raise
-        self.claim = self.mech.privacy().to_dict()
-        self.lock = threading.Lock()
+            self.sanitizer = Sanitizer(spec, policy=self.policy, memo=RequestMemo(memo) if memo is not None else None)
+        except ParameterError as exc:
+            where = "policy" if exc.param == "policy" else exc.param
+            raise DPTextError(f"config privacy.{where}: {exc}") from None
+        self.mech = self.sanitizer.mechanism
+        self.claim = self.sanitizer.claim
+        self.no_dp = self.sanitizer.no_dp_guarantee
+        if self.no_dp and not p.allow_no_dp_claim:
+            raise DPTextError(f"config privacy.mechanism: {self.mech.name!r} makes no differential-privacy claim "
+                              "(frequent words such as names may pass unchanged); set "
+                              "privacy.allow_no_dp_claim: true to serve it anyway")
+        self.contextual = bool(getattr(type(self.mech), "contextual", False))
+        self.clear_note = {r: r not in p.private_roles for r in CLEAR_ROLES}
+        self._rngs = threading.local()
         self.mech.perturb("warm up")  # first call builds lazy tables before traffic arrives
 
     def rng(self) -> np.random.Generator:
-        return np.random.default_rng(self.seed)
+        """``default_rng(seed)`` when seeded; else this worker thread's generator (OS entropy, drawn once)."""
+        if self.seed is not None:
+            return np.random.default_rng(self.seed)
+        gen = getattr(self._rngs, "gen", None)
+        if gen is None:
+            gen = self._rngs.gen = np.random.default_rng()
+        return gen
 
-    def perturb(self, req: ChatRequest, rng: np.random.Generator | None = None,
-                blocking: bool = True) -> Perturbed | None:
-        """Upstream messages (public segments unchanged, private ones perturbed) and the report.
-
-        ``blocking=False`` returns None at once when another request holds the mechanism.
-        """
-        if not self.lock.acquire(blocking=blocking):
-            return None
-        try:
-            return self._perturb(req, rng or self.rng())
-        finally:
-            self.lock.release()
-
-    def _perturb(self, req: ChatRequest, rng: np.random.Generator) -> Perturbed:
-        counts = {"perturbed": 0, "kept": 0, "dropped": 0}
-        kept_by_policy = 0
+    def plan(self, req: ChatRequest) -> list[list[tuple[str, bool]]]:
+        """Per message, ``(text, private)`` pieces; long private segments cut into chunks."""
         out = []
         for m in req.messages:
-            parts = []
+            pieces = []
             for seg in m.segments:
-                if not seg.private or not seg.text.strip():
-                    parts.append(seg.text)
-                    continue
-                res = self.mech.perturb(seg.text, rng=rng)
-                for k, v in res.counts().items():
-                    counts[k] += v
-                kept_by_policy += len(res.kept_units())
-                parts.append(res.text)
-            out.append({"role": m.role, "content": "".join(parts)})
-        report = {
-            "mode": self.mode,
-            "mechanism": self.mech.name,
-            "epsilon": self.mech.epsilon,
-            "space": self.mech.space.name,
-            "claim": self.claim,
-            "units": counts,
-            "kept_by_policy": kept_by_policy,
-            "private_spans": req.private_spans,
-            "private_messages": sum(1 for m in req.messages if m.private_chars),
-        }
-        return Perturbed(out, report)
+                if not seg.private or not seg.text.strip() or self.contextual:
+                    pieces.append((seg.text, seg.private))
+                else:
+                    pieces.extend((c, True) for c in chunks(seg.text))
+            out.append(pieces)
+        return out
+
+    def perturb(self, gate, req: ChatRequest, scope: str = "-", rng: np.random.Generator | None = None
+                ) -> Perturbed:
+        """Upstream messages (public parts unchanged, private ones perturbed or replayed) and the report.
+
+        ``gate(priority)`` is entered around each Sanitizer call (see :mod:`dptext.server.scheduler`).
+        """
+        rng = rng or self.rng()
+        staged = self.memo.staged() if self.memo is not None else None
+        plan = self.plan(req)
+        private = [(i, j, text) for i, pieces in enumerate(plan) for j, (text, priv) in enumerate(pieces) if priv]
+        self.check_units([t for _, _, t in private], scope, staged)
+        outputs: dict[tuple[int, int], str] = {}
+        reports = []
+        left = sum(len(t) for _, _, t in private)
+        for batch in _batches(private):
+            with gate(left):
+                if staged is not None:
+                    self.sanitizer.memo.local.staged = staged
+                out = self.sanitizer.sanitize([Segment(t, True) for _, _, t in batch], rng=rng, scope=scope)
+            left -= sum(len(t) for _, _, t in batch)
+            reports.append(out.report)
+            for (i, j, _), text in zip(batch, out.texts):
+                outputs[i, j] = text
+        messages = [{"role": m.role, "content": "".join(outputs.get((i, j), text)
+                                                         for j, (text, _) in enumerate(plan[i]))}
+                    for i, m in enumerate(req.messages)]
+        return Perturbed(messages, self.report(req, reports), staged)
+
+    def check_units(self, texts: list[str], scope: str, staged) -> None:
+        """413 when the texts that are not memo replays hold more units than ``limits.max_units``."""
+        if sum(len(t) for t in texts) <= self.max_units:  # a unit has at least one character
+            return
+        settings = self.sanitizer.settings
+        fresh = [t for t in texts if t.strip() and (
+            staged is None or staged.memo.get(staged.key(scope, settings, t)) is None)]
+        n_units = sum(len(self.mech.segment(t).pieces) for t in fresh)
+        if n_units > self.max_units:
+            raise ApiError(413, f"the private text has {n_units} units to perturb, above this proxy's limit of "
+                           f"{self.max_units} per request (limits.max_units); nothing was sent upstream",
+                           code="too_many_units")
+
+    def report(self, req: ChatRequest, reports: list[dict]) -> dict:
+        """The core's report summed over this request's Sanitizer calls, plus the chat-level fields."""
+        if reports:
+            rep = dict(reports[0])
+            rep["units"] = {k: sum(r["units"][k] for r in reports) for k in rep["units"]}
+            for k in SUMMED:
+                rep[k] = sum(r.get(k, 0) for r in reports)
+            rep["unperturbed_private"] = sum(r["unperturbed_private"] for r in reports)
+            spent = [r["epsilon_spent"] for r in reports if r["epsilon_spent"] is not None]
+            rep["epsilon_spent"] = max(spent) if spent else None
+        else:  # nothing private in this request
+            rep = {"mechanism": self.mech.name, "epsilon": self.mech.epsilon, "space": self.mech.space.name,
+                   "claim": self.claim, "units": {"perturbed": 0, "kept": 0, "dropped": 0}, "memo_hits": 0,
+                   "kept_by_policy": 0, "private_segments": 0, "epsilon_spent": 0.0, "unperturbed_private": 0,
+                   "no_dp_guarantee": self.no_dp}
+        if self.no_dp:
+            rep["epsilon_spent"] = None
+        rep.pop("public_segments", None)
+        clear: dict[str, int] = {}
+        for m in req.messages:
+            if m.role in CLEAR_ROLES and any(not s.private and s.text.strip() for s in m.segments):
+                clear[m.role] = clear.get(m.role, 0) + 1
+        warnings = []
+        if self.no_dp:
+            warnings.append(f"no DP guarantee: mechanism {self.mech.name} makes no differential-privacy claim")
+        for role, n in clear.items():
+            why = "is not in privacy.private_roles" if self.clear_note[role] else "holds text outside <private> tags"
+            warnings.append(f"{n} {role} message(s) sent upstream partly or fully unperturbed: the role {why}")
+        if rep.get("clear_private_chars"):
+            name = self.policy.describe().get("name") if self.policy is not None else "all"
+            warnings.append(f"{rep['clear_private_chars']} private character(s) sent in clear by policy {name}: "
+                            "the claim covers the detected spans only")
+        if rep["kept_by_policy"]:
+            warnings.append(f"{rep['kept_by_policy']} private unit(s) sent unchanged by policy (oov/digits: keep)")
+        if rep.get("unperturbed_private"):
+            warnings.append(f"{rep['unperturbed_private']} private segment(s) sent without perturbation")
+        return {"mode": self.mode, **rep, "private_spans": req.private_spans,
+                "private_messages": sum(1 for m in req.messages if m.private_chars),
+                "messages_in_clear": clear, "warnings": warnings}
+
+
+def _batches(private: list[tuple[int, int, str]]) -> list[list[tuple[int, int, str]]]:
+    """Consecutive private pieces grouped into Sanitizer calls of at most about ``CHUNK_CHARS`` characters."""
+    out, size = [], 0
+    for item in private:
+        if out and size + len(item[2]) <= CHUNK_CHARS:
+            out[-1].append(item)
+            size += len(item[2])
+        else:
+            out.append([item])
+            size = len(item[2])
+    return out

@@ -30,8 +30,8 @@ def chunk(cid: str, model: str, created: int, delta: dict, finish: str | None = 
     return out
 
 
-async def relay(chunks, report: dict, on_end):
-    """Relay upstream chunks; ``on_end(status)`` runs once, however the stream ends."""
+async def relay(chunks, report: dict, on_end, model: str | None = None):
+    """Relay upstream chunks (``model`` renamed to the proxy's); ``on_end(status)`` runs once, however it ends."""
     status = "ok"
     try:
         first = True
@@ -39,6 +39,8 @@ async def relay(chunks, report: dict, on_end):
             if first:
                 c["dptext"] = report
                 first = False
+            if model is not None and "model" in c:
+                c["model"] = model
             yield event(c)
         yield DONE
     except ApiError as exc:

@@ -9,11 +9,19 @@ Failure mapping (the client sees one clear OpenAI-style error, never a hang):
 
 * connection refused / reset / DNS: retried ``retries`` times with
   exponential backoff, then **502** ``upstream_unreachable``;
-* HTTP 5xx or 429 from the upstream: retried likewise, then **502**
+* HTTP 5xx from the upstream: retried likewise, then **502**
   ``upstream_error`` naming the upstream status; other 4xx: 502 at once;
+* HTTP 429: the next attempt waits the upstream's ``Retry-After`` (seconds)
+  when it is at most ``max_retry_after_s``, else the backoff; when the
+  attempts are used up, or the upstream asks for a longer wait, the client
+  gets **429** ``upstream_rate_limited`` with the upstream's ``Retry-After``;
 * no complete answer within ``timeout_s`` (one attempt's deadline, not
-  retried): **504** ``upstream_timeout``; while streaming, the same error is
-  sent as a final SSE event.
+  retried): **504** ``upstream_timeout``. A stream has its own overall
+  deadline, ``stream_deadline_s`` from the request to the last byte; past it
+  the same error is sent as a final SSE event and the stream ends.
+
+A stream is read to its end (after ``[DONE]`` too) before it is closed, so
+its connection goes back to the pool for the next request.
 """
 
 from __future__ import annotations
@@ -46,6 +54,28 @@ def _status_error(status: int, text: str) -> ApiError:
                     type="upstream_error", code="upstream_error")
 
 
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header given in seconds (HTTP dates are not honoured: None)."""
+    try:
+        wait = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return wait if wait is not None and 0 <= wait < 86400 else None
+
+
+def _failure(resp: httpx.Response, text: str) -> Exception:
+    """The error for an upstream HTTP error status: a _Retry (retryable) or an ApiError."""
+    status = resp.status_code
+    if status == 429:
+        wait = _retry_after(resp.headers.get("retry-after"))
+        headers = {"retry-after": str(max(1, int(wait + 0.999)))} if wait is not None else {}
+        err = ApiError(429, "the upstream rate-limited this proxy" + (f"; retry in {wait:g} s" if wait else ""),
+                       type="rate_limit_error", code="upstream_rate_limited", headers=headers)
+        return _Retry(err, wait)
+    err = _status_error(status, text)
+    return _Retry(err) if status in RETRY_STATUS else err
+
+
 class Upstream:
     def __init__(self, cfg: ServerConfig) -> None:
         u = cfg.upstream
@@ -70,9 +100,11 @@ class Upstream:
     async def _attempts(self, once):
         """Run ``once()`` with the deadline and the retry policy; returns its value."""
         last: ApiError | None = None
+        wait = None
         for attempt in range(self.cfg.retries + 1):
             if attempt:
-                await asyncio.sleep(self.cfg.backoff_s * 2 ** (attempt - 1))
+                await asyncio.sleep(wait if wait is not None else self.cfg.backoff_s * 2 ** (attempt - 1))
+            wait = None
             try:
                 return await asyncio.wait_for(once(), self.cfg.timeout_s)
             except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
@@ -84,6 +116,9 @@ class Upstream:
                 last = self._unreachable(exc)
             except _Retry as r:
                 last = r.error
+                if r.wait is not None and r.wait > self.cfg.max_retry_after_s:
+                    break  # the upstream asks for longer than we hold a client: pass its 429 on
+                wait = r.wait
         raise last
 
     async def complete(self, payload: dict) -> tuple[dict, float]:
@@ -93,10 +128,7 @@ class Upstream:
         async def once():
             resp = await self.client.post("/chat/completions", json=payload)
             if resp.status_code >= 400:
-                err = _status_error(resp.status_code, resp.text)
-                if resp.status_code in RETRY_STATUS:
-                    raise _Retry(err)
-                raise err
+                raise _failure(resp, resp.text)
             try:
                 data = resp.json()
             except ValueError:
@@ -117,7 +149,6 @@ class Upstream:
         Errors before the first byte raise ApiError (the caller answers with a plain error);
         errors while iterating raise ApiError too (the caller sends it as an SSE event).
         """
-        holder = {}
 
         async def once():
             req = self.client.build_request("POST", "/chat/completions", json=payload)
@@ -125,26 +156,45 @@ class Upstream:
             if resp.status_code >= 400:
                 text = (await resp.aread()).decode("utf-8", "replace")
                 await resp.aclose()
-                err = _status_error(resp.status_code, text)
-                if resp.status_code in RETRY_STATUS:
-                    raise _Retry(err)
-                raise err
-            holder["resp"] = resp
+                raise _failure(resp, text)
             return resp
 
+        deadline = asyncio.get_running_loop().time() + self.cfg.stream_deadline_s
         resp = await self._attempts(once)
         try:
-            yield self._chunks(resp)
+            yield self._chunks(resp, deadline)
         finally:
             await resp.aclose()
 
-    async def _chunks(self, resp: httpx.Response):
+    def _stream_timeout(self) -> ApiError:
+        return ApiError(504, f"upstream stream did not finish within {self.cfg.stream_deadline_s:g} s",
+                        type="upstream_error", code="upstream_timeout")
+
+    async def _lines(self, resp: httpx.Response, deadline: float):
+        """The response's lines, each awaited within what is left of the stream's deadline."""
+        loop = asyncio.get_running_loop()
+        it = resp.aiter_lines().__aiter__()
+        while True:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise self._stream_timeout()
+            try:
+                yield await asyncio.wait_for(it.__anext__(), left)
+            except StopAsyncIteration:
+                return
+            except asyncio.TimeoutError:
+                raise self._stream_timeout() from None
+
+    async def _chunks(self, resp: httpx.Response, deadline: float):
+        lines = self._lines(resp, deadline)
         try:
-            async for line in resp.aiter_lines():
+            async for line in lines:
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
+                    async for _ in lines:  # read to the end: a fully read response returns to the pool
+                        pass
                     return
                 try:
                     chunk = json.loads(data)
@@ -162,6 +212,7 @@ class Upstream:
 
 
 class _Retry(Exception):
-    def __init__(self, error: ApiError) -> None:
+    def __init__(self, error: ApiError, wait: float | None = None) -> None:
         super().__init__(error.message)
         self.error = error
+        self.wait = wait

@@ -88,6 +88,11 @@ class EmbeddingSpace(ABC):
         return self.arrays["units"].tolist()
 
     @cached_property
+    def unit_array(self) -> np.ndarray:
+        """The units as an object array (vectorised gathers of output strings)."""
+        return np.asarray(self.units, dtype=object)
+
+    @cached_property
     def embeddings(self) -> np.ndarray:
         return self.arrays["embeddings"]
 
@@ -105,7 +110,7 @@ class EmbeddingSpace(ABC):
 
     @cached_property
     def index(self) -> dict[str, int]:
-        return {u: i for i, u in enumerate(self.units)}
+        return dict(zip(self.units, range(len(self.units))))
 
     def key(self, unit: str) -> str:
         """Normalised lookup key of a unit."""
@@ -161,6 +166,51 @@ class EmbeddingSpace(ABC):
             d[hit] = 0.0
         return d
 
+    @cached_property
+    def sq_norms64(self) -> np.ndarray:
+        e = self.embeddings
+        return np.einsum("ij,ij->i", e, e, dtype=np.float64)
+
+    def exact_distances(self, rows) -> np.ndarray:
+        """``d(rows[i], t)`` for every ``t`` in V: float64 GEMM rounded to float32; ``d(x, x) = 0``.
+
+        The definition used by the neighbour tables, the samplers that use them and their
+        exact rows: ``d = f32(sqrt(max(‖x‖² + ‖t‖² − 2·x·t, 0)))`` with every term in float64
+        (products of float32 values are exact in float64). :meth:`pair_distances` computes
+        the same value for single pairs; the two agree to the bit except when a float64
+        result lies within its own rounding error of a float32 rounding boundary.
+        """
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        e = self.embeddings
+        d2 = e[rows].astype(np.float64) @ e.T.astype(np.float64)
+        d2 *= -2.0
+        d2 += self.sq_norms64[rows][:, None]
+        d2 += self.sq_norms64[None, :]
+        np.maximum(d2, 0.0, out=d2)
+        d = np.sqrt(d2).astype(np.float32)
+        d[np.arange(len(rows)), rows] = 0.0
+        return d
+
+    def pair_distances(self, x, t) -> np.ndarray:
+        """``d(x[i], t[i])`` for paired index arrays, as :meth:`exact_distances` defines it."""
+        x = np.asarray(x, dtype=np.int64)
+        t = np.asarray(t, dtype=np.int64)
+        e = self.embeddings
+        dot = np.einsum("ij,ij->i", e[x], e[t], dtype=np.float64)
+        d2 = self.sq_norms64[x] + self.sq_norms64[t] - 2.0 * dot
+        d = np.sqrt(np.maximum(d2, 0.0)).astype(np.float32)
+        d[x == t] = 0.0
+        return d
+
+    def neighbours(self, progress=None):
+        """The space's sorted neighbour table (built once, cached on disk, memory-mapped)."""
+        tab = self.__dict__.get("_neighbours")
+        if tab is None:
+            from dptext.spaces.neighbours import load_table
+
+            tab = self.__dict__["_neighbours"] = load_table(self, progress=progress)
+        return tab
+
     def cosine(self, rows, cols=None) -> np.ndarray:
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         n = self.normalized
@@ -207,6 +257,25 @@ class EmbeddingSpace(ABC):
             best = max(best, float(self.distances(order[start : start + step]).max()))
         cache.save_npy(path, np.asarray(best))
         return best
+
+    def describe(self, *, calibrate: bool = False) -> dict:
+        """What the space is and what is cached for it, including RANTEXT's noise calibration.
+
+        ``calibration`` is the fitted noise curve (``dptext.mechanisms.calibration``) when it is
+        cached, or computed here when ``calibrate`` is true; otherwise None.
+        """
+        from dptext.mechanisms.calibration import noise_calibration
+
+        out = self.info()
+        self.load()
+        out.update(size=self.size, dim=self.dim)
+        try:
+            cal = noise_calibration(self, compute=calibrate)
+        except Exception as exc:  # a space without the calibration unit
+            out["calibration"] = {"error": str(exc)}
+        else:
+            out["calibration"] = cal.to_dict() if cal is not None else None
+        return out
 
     def info(self) -> dict:
         out = {"name": self.name, "description": self.description, "cached": self.is_cached(),

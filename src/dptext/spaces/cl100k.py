@@ -98,4 +98,6 @@ class Cl100kSpace(EmbeddingSpace):
     def segment(self, text: str) -> Segmentation:
         enc = cl100k()
         ids = enc.encode(text, disallowed_special=())
-        return split_leading_ws(decode_pieces([enc.decode_single_token_bytes(t) for t in ids]))
+        batch = getattr(enc, "decode_tokens_bytes", None)
+        raw = batch(ids) if batch is not None else [enc.decode_single_token_bytes(t) for t in ids]
+        return split_leading_ws(decode_pieces(raw))

@@ -13,16 +13,23 @@ over the outputs ``y`` the claim covers for that pair, in the claim's units.
   support of ``Pr(·|x)`` (for CUSTEXT: ``x``'s candidate list, which its members share
   under the conservative strategy); outputs compared over the shared support
   ``supp(x) ∩ supp(x')`` (for aggressive lists: the outputs both lists contain, as claimed).
-* **ε within a shared random set** (RANTEXT, detected by ``dstar_grid``): the claim holds
-  *given* the adjacency list, so the audit conditions on it. For ``d*`` cycling through
-  the 10/30/50/70/90 % quantiles of its law, ``x`` uniform and ``x'`` uniform in
-  ``C_r(x; d*) \\ {x}`` (so each is in the other's list), the mechanism's own transition at
-  that ``d*`` (its quadrature pinned to one point) is restricted and renormalised to the
-  shared list ``C = C_r(x; d*) ∩ C_r(x'; d*)``, which is the exponential mechanism over
-  ``C``; outputs compared over ``C``. The *mixture* over ``d*`` (the full ``transition``)
-  is audited separately and reported, not compared: for pairs inside each other's median
-  ``C_r`` and outputs inside both, its log-ratio exceeds ε because neighbouring inputs
-  have lists of different sizes (``ln Z`` terms), which the claim does not cover.
+* **ε within a random list, at fixed d*** (RANTEXT, detected by ``dstar_grid``): for ``d*``
+  cycling through the 10/30/50/70/90 % quantiles of its law, ``x`` uniform and ``x'``
+  uniform in ``C_r(x; d*) \\ {x}``, the mechanism's own rows at that ``d*``
+  (``transition(x, dstar=d*)``, each over its input's own list, not renormalised). Proven
+  for those rows: for ``y ∈ C_r(x) ∩ C_r(x')``, ``|ln Pr(y|x,d*) − ln Pr(y|x',d*)| ≤ ε +
+  |ln(|C_r(x;d*)| / |C_r(x';d*)|)|`` (each weight ``exp(ε·u/2)`` lies in ``(1, e^{ε/2}]``,
+  ``u ∈ (0, 1]``), which is ``ε`` when the two inputs share one list (the claim). Value:
+  the largest log-ratio minus the list-size term, compared with ``ε``. The *mixture* over
+  ``d*`` (the full ``transition``) is reported, not compared.
+* **Cape in real contexts**: prompts from the ``tweets`` data; at each checked position
+  ``x`` is the unit there and ``x'`` ranges over random units and ``x``'s nearest
+  neighbours put in its place (same context: the device's logits at that position do not
+  depend on the unit there, so every row shares one device pass). All outputs compared;
+  the value is compared with the proven ``bound`` (Cape's set is all of ``V``).
+* **Shared candidate lists** (CUSTEXT claiming the shared-list scope): every member of
+  ``x``'s list must have exactly ``x``'s list; otherwise inputs "sharing" a list see
+  different lists and the claim does not apply.
 """
 
 from __future__ import annotations
@@ -161,7 +168,8 @@ def pinned_row(mech, x: int, dstar: float) -> np.ndarray:
     return np.asarray(mech.transition(x, dstar=dstar), dtype=np.float64)
 
 
-def random_set_pairs(mech, pool: np.ndarray, n_pairs: int, rng) -> list[PairValue]:
+def random_list_pairs(mech, pool: np.ndarray, n_pairs: int, rng) -> list[PairValue]:
+    """RANTEXT pairs at fixed ``d*``: value = max log-ratio over both lists − ``|ln(|C_r(x)|/|C_r(x')|)|``."""
     if not hasattr(mech, "dstar_grid"):
         from dptext.errors import DPTextError
 
@@ -179,13 +187,67 @@ def random_set_pairs(mech, pool: np.ndarray, n_pairs: int, rng) -> list[PairValu
             continue
         x2 = int(rng.choice(cands))
         p, q = pinned_row(mech, x, dstar), pinned_row(mech, x2, dstar)
-        shared = (p > 0) & (q > 0)
-        p_c, q_c = np.where(shared, p, 0.0), np.where(shared, q, 0.0)
-        p_c /= p_c.sum()
-        q_c /= q_c.sum()
-        lr, y = max_log_ratio(p_c, q_c, shared)
-        out.append(PairValue(x, x2, y, lr, lr, float(d[pool == x2][0])))
+        lr, y = max_log_ratio(p, q, (p > 0) & (q > 0))
+        size_term = abs(float(np.log((p > 0).sum() / (q > 0).sum())))
+        out.append(PairValue(x, x2, y, lr, lr - size_term, float(d[pool == x2][0])))
     return out
+
+
+def list_sharing(lists: np.ndarray, domain: np.ndarray) -> dict:
+    """Units of ``domain`` whose list has a member with a different list (padding ``-1`` ignored)."""
+    srt = np.sort(lists, axis=1)
+    bad = np.zeros(len(domain), dtype=bool)
+    for s in range(0, len(domain), 4096):
+        xs = domain[s : s + 4096]
+        mine = srt[xs]
+        members = lists[xs]
+        valid = members >= 0
+        theirs = srt[np.where(valid, members, 0)]  # [n, K, K]
+        differs = (theirs != mine[:, None, :]).any(axis=2) & valid
+        bad[s : s + 4096] = differs.any(axis=1)
+    return {"units": int(len(domain)), "violations": int(bad.sum()),
+            "example": int(domain[np.argmax(bad)]) if bad.any() else None}
+
+
+def cape_context_pairs(mech, contexts, positions_per_context: int, alternatives: int, rng) -> tuple[list, dict]:
+    """Cape pairs in real prompts (see the module docstring); also the paper-statement excess per pair."""
+    from dptext.mechanisms.cape import bucket_law, rows_from_law
+    from dptext.privacy.claims import cape_thm41
+
+    out, over_thm, n_ctx = [], [], 0
+    domain = np.flatnonzero(mech.input_mask)
+    for text in contexts:
+        seg = mech.segment(text)
+        pos, idx = mech.vocab_positions(seg)
+        if not len(pos):
+            continue
+        n_ctx += 1
+        pick = rng.choice(len(pos), size=min(positions_per_context, len(pos)), replace=False)
+        logits = mech.device.unit_logits(seg, pos[pick], mech.space)
+        for row_logits, x in zip(logits, idx[pick].tolist()):
+            near = np.argsort(mech.space.distances([x])[0])[1:4]
+            others = rng.choice(domain, size=min(alternatives, len(domain)), replace=False)
+            cand = np.unique(np.concatenate([[x], near, others]))
+            u = mech.utility(np.repeat(row_logits[None, :], len(cand), axis=0), cand)
+            b, counts, probs = bucket_law(u, mech.epsilon, mech.sensitivity, mech.n_buckets)
+            rows = rows_from_law(b, counts, probs)
+            thm = cape_thm41(mech.epsilon, counts)
+            logr = np.log(rows)
+            for a in range(len(cand)):
+                for c in range(len(cand)):
+                    if a == c:
+                        continue
+                    diff = logr[a] - logr[c]  # ordered pair: x = cand[a] in the numerator
+                    j = int(np.argmax(diff))
+                    lr = float(diff[j])
+                    over_thm.append(lr - float(thm[a]))
+                    d = float(mech.space.distances([int(cand[a])], [int(cand[c])])[0, 0])
+                    out.append(PairValue(int(cand[a]), int(cand[c]), j, lr, lr, d))
+    info = {"contexts": n_ctx, "pairs": len(out),
+            "thm41_exceeded": int(np.sum(np.asarray(over_thm) > 1e-9)),
+            "thm41_max_excess": float(max(over_thm)) if over_thm else float("nan"),
+            "note": "ln Pr(y|x) − ln Pr(y|x') minus the paper's per-unit ε + ln(max|b|/min|b|) of x"}
+    return out, info
 
 
 def rantext_mixture(mech, pool: np.ndarray, n_pairs: int, rng, rows: RowCache) -> dict:

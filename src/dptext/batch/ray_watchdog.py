@@ -1,0 +1,125 @@
+"""Tear down the local Ray instance a driver started, however the driver ends.
+
+``ray.init()`` starts a GCS server, a raylet and agents as child processes;
+when the driver is killed outright (``kill -9``) nothing runs its shutdown,
+and some agents (the dashboard and runtime-env agents) live on, orphaned.
+
+:class:`RayReaper` therefore marks every process of the instance and starts
+a small watchdog process before Ray:
+
+* the marker is an environment variable, ``DPTEXT_RAY_OWNER=<driver pid>-<random>``,
+  set while ``ray.init()`` runs, which every Ray process inherits (the GCS
+  server and raylet from the driver, workers and agents from the raylet) and
+  keeps in ``/proc/<pid>/environ`` even after renaming itself (``ray::...``);
+* the watchdog runs in its own session (Ctrl-C to the driver's terminal does
+  not reach it) and blocks reading a pipe whose only writer is the driver.
+  The kernel closes that pipe when the driver exits for any reason, SIGKILL
+  included; the watchdog then sends SIGTERM to every marked process, waits
+  ``grace`` seconds, and sends SIGKILL to the rest.
+
+On a normal run the driver shuts Ray down itself and then closes the pipe, so
+the watchdog finds nothing (or the odd straggler) and exits.
+
+Linux only (``/proc``); elsewhere the watchdog is not started.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MARKER_VAR = "DPTEXT_RAY_OWNER"
+
+
+def marked_processes(marker: str) -> list[int]:
+    """Pids of this user's processes whose environment holds ``DPTEXT_RAY_OWNER=<marker>``."""
+    needle = f"{MARKER_VAR}={marker}".encode()
+    me = os.getpid()
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+        except OSError:  # gone, or another user's process
+            continue
+        if needle in env.split(b"\0"):
+            out.append(int(entry.name))
+    return out
+
+
+def teardown(marker: str, grace: float = 3.0) -> int:
+    """SIGTERM every marked process, SIGKILL what is left after ``grace`` s; return how many were found."""
+    pids = marked_processes(marker)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        if sig == signal.SIGKILL:
+            break
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and marked_processes(marker):
+            time.sleep(0.1)
+        pids = marked_processes(marker)
+        if not pids:
+            break
+    return len(pids)
+
+
+class RayReaper:
+    """Marks the Ray processes started inside ``with reaper.marking():`` and reaps them when the driver ends."""
+
+    def __init__(self, grace: float = 3.0):
+        self.marker = f"{os.getpid()}-{secrets.token_hex(8)}"
+        self.grace = grace
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> "RayReaper":
+        if not Path("/proc/self/environ").exists():
+            return self
+        env = {k: v for k, v in os.environ.items() if k != MARKER_VAR}
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), self.marker, str(self.grace)],  # stdlib only: starts fast
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, env=env, close_fds=True)
+        return self
+
+    def mark(self) -> None:
+        os.environ[MARKER_VAR] = self.marker
+
+    def unmark(self) -> None:
+        os.environ.pop(MARKER_VAR, None)
+
+    def close(self, wait: float = 15.0) -> None:
+        """Let the watchdog sweep now (after ``ray.shutdown()``) and wait for it."""
+        if self.proc is None:
+            return
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:  # it carries on alone; the driver does not hang on it
+            pass
+        self.proc = None
+
+
+def main(argv: list[str]) -> int:
+    marker, grace = argv[0], float(argv[1]) if len(argv) > 1 else 3.0
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        while sys.stdin.buffer.read(4096):  # returns b"" once the driver's end is closed
+            pass
+    except OSError:
+        pass
+    teardown(marker, grace)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

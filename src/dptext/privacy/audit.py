@@ -1,0 +1,403 @@
+"""Privacy audit of a mechanism's claim from its transition rows (docs/algorithms.md, "Audit").
+
+``audit_mechanism(mech)`` computes, from the mechanism's own rows:
+
+1. the **in-scope value**: the largest ``ln Pr(y|x) − ln Pr(y|x')`` over input pairs and
+   outputs that the claim covers (rules in :mod:`dptext.privacy._scopes`): for metric DP
+   (SANTEXT) the largest ``L(x,x') / d(x,x')``, compared with ``ε``; for CUSTEXT the largest
+   ``L`` over pairs sharing a list, compared with ``ε``, after checking that every member of
+   a list has that same list; for RANTEXT the actual rows at fixed ``d*`` over each input's
+   own list, compared with the claimed ε after the proven list-size term; for Cape the largest ``L``
+   in real ``tweets`` prompts, compared with the proven bound; ``∞`` where the compared
+   supports differ;
+2. the **unrestricted worst case**: the same log-ratio over all pairs of ``M`` inputs
+   (``∞`` where supports differ). It is *judged* against ``claim.bound`` wherever the claim
+   is finite over all of its inputs (metric DP over the always-resampled units, Cape over
+   ``V``); within-list claims (CUSTEXT, RANTEXT) are unbounded across lists and it is
+   reported only;
+3. a **goodness-of-fit** check of the sampler against its rows: Pearson's chi-square on
+   ``samples`` draws per unit, cells with expected count < 5 binned, any draw outside the
+   support failing outright; Bonferroni level ``alpha / units``.
+
+The audit passes when the in-scope value (and the judged unrestricted value) is at most the
+claim plus ``tolerance`` (absolute, in the claim's units: float32 distances and quadrature
+leave ~1e-6) and every fit passes. Mechanisms with no DP claim (``kind="none"``) are only
+fit-checked. Fidelity to the published algorithm is a separate check
+(:mod:`dptext.privacy.fidelity`, ``dptext audit --reference``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from dptext.errors import DPTextError
+from dptext.privacy import _scopes
+
+
+@dataclass
+class GofResult:
+    unit: str
+    samples: int
+    statistic: float
+    dof: int
+    pvalue: float
+    outside_support: int
+    passed: bool
+
+
+@dataclass
+class AuditResult:
+    mechanism: str
+    epsilon: float | None
+    space: str
+    claim: dict
+    kind: str
+    scope_rule: str
+    audited: float  # in-scope value, claim units (nan when there is no claim to audit)
+    claimed: float | None  # the value it is compared with
+    tolerance: float
+    pairs: int
+    worst: dict
+    unrestricted: float
+    unrestricted_pairs: int
+    unrestricted_infinite_share: float
+    unrestricted_bound: float | None
+    unrestricted_judged: bool
+    gof: list[GofResult]
+    gof_alpha: float
+    extra: dict = field(default_factory=dict)
+    fidelity: list = field(default_factory=list)
+
+    @property
+    def claim_holds(self) -> bool:
+        if self.claimed is None:
+            return True
+        shared = self.extra.get("list_sharing")
+        if shared is not None and shared["violations"]:
+            return False
+        ok = self.audited <= self.claimed + self.tolerance
+        if self.unrestricted_judged:
+            ok = ok and self.unrestricted <= self.unrestricted_bound + self.tolerance
+        return ok
+
+    @property
+    def fidelity_passed(self) -> bool:
+        return all(f.passed for f in self.fidelity)
+
+    @property
+    def gof_passed(self) -> bool:
+        return all(g.passed for g in self.gof)
+
+    @property
+    def passed(self) -> bool:
+        return self.claim_holds and self.gof_passed and self.fidelity_passed
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.update(claim_holds=self.claim_holds, gof_passed=self.gof_passed, fidelity_passed=self.fidelity_passed,
+                 passed=self.passed)
+        return _finite(d)
+
+    def summary(self) -> str:
+        fmt = _fmt
+        lines = [f"mechanism  {self.mechanism}  ε={self.epsilon}  space={self.space}",
+                 f"claim      {self.kind}: {self.claim.get('scope', '')}"]
+        if self.claimed is None:
+            lines.append("audited    no DP claim: only the sampler is checked")
+        else:
+            unit = " per unit distance" if self.kind == "metric-dp" else ""
+            lines.append(f"scope      {self.scope_rule} [{self.pairs} pairs]")
+            lines.append(f"audited    {fmt(self.audited)}{unit} vs claim {fmt(self.claimed)} + tolerance "
+                         f"{self.tolerance:g}: {'PASS' if self.audited <= self.claimed + self.tolerance else 'FAIL'}")
+            if self.worst:
+                w = self.worst
+                lines.append(f"worst      x={w['x']!r} x'={w['x2']!r} y={w['y']!r} ln-ratio {fmt(w['log_ratio'])}"
+                             f" d(x,x')={fmt(w['distance'])}")
+        judged = (f": {'PASS' if self.unrestricted <= (self.unrestricted_bound or 0) + self.tolerance else 'FAIL'}"
+                  if self.unrestricted_judged else " (not judged: unbounded across sets, as claimed)")
+        lines.append(f"all pairs  max ln-ratio {fmt(self.unrestricted)} over {self.unrestricted_pairs} pairs "
+                     f"({self.unrestricted_infinite_share:.0%} with differing supports); claim bound "
+                     f"{fmt(self.unrestricted_bound)}{judged}")
+        if self.kind != "none" and self.claim.get("details", {}).get("set") == "all of V":
+            lines.append(f"proven     bound {fmt(self.claim.get('bound'))} (worst case of the mechanism as "
+                         "implemented, any two inputs in one context)")
+        for k, v in self.extra.items():
+            if k == "list_sharing":
+                lines.append(f"lists      {v['violations']} of {v['units']} units have a list member with another "
+                             f"list: {'PASS' if not v['violations'] else 'FAIL (the shared-list claim does not apply)'}")
+            elif k == "cape_contexts":
+                lines.append(f"Thm 4.1    the paper's per-unit ε + ln(max|b|/min|b|) exceeded in {v['thm41_exceeded']} "
+                             f"of {v['pairs']} ordered pairs (largest excess {fmt(v['thm41_max_excess'])}) over "
+                             f"{v['contexts']} tweets prompts: it is not a bound")
+            elif isinstance(v, dict) and "max" in v:
+                lines.append(f"{k:10s} max {fmt(v['max'])}, mean {fmt(v['mean'])} over {v['pairs']} pairs ({v['note']})")
+        ps = ", ".join(f"{g.pvalue:.3g}" for g in self.gof)
+        n = self.gof[0].samples if self.gof else 0
+        lines.append(f"fit        {len(self.gof)} units x {n} draws: chi-square p = {ps or '-'} "
+                     f"(level {self.gof_alpha / max(1, len(self.gof)):.2g} each): {'PASS' if self.gof_passed else 'FAIL'}")
+        if self.fidelity:
+            ps = ", ".join(f"{f.unit}: p={f.pvalue:.3g}" + (f", d* rows max diff {f.pinned['max_abs_diff']:.2g} "
+                                                           f"({f.pinned['support_mismatches']} support mismatches)"
+                                                           if f.pinned else "") for f in self.fidelity)
+            lines.append(f"reference  {len(self.fidelity)} units x {self.fidelity[0].samples} draws, two-sample "
+                         f"chi-square vs the literal reference sampler: {ps}: "
+                         f"{'PASS' if self.fidelity_passed else 'FAIL'}")
+        lines.append(f"result     {'PASS' if self.passed else 'FAIL'}")
+        return "\n".join(lines)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _finite(obj):
+    if isinstance(obj, float) and (math.isinf(obj) or math.isnan(obj)):
+        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+# ----- goodness of fit -------------------------------------------------------------------------------------
+def binned_counts(counts: np.ndarray, expected: np.ndarray, min_expected: float = 5.0
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Chi-square cells: outputs with expected count ``>= min_expected`` alone; the others, in
+    order of decreasing probability, merged greedily into bins of expected count ``>= min_expected``
+    (a short last bin joins the one before), so near-uniform rows keep many cells and the test
+    keeps its power in the tail. Zero-probability outputs are left out."""
+    big = expected >= min_expected
+    obs, exp = list(counts[big]), list(expected[big])
+    small = np.flatnonzero(~big & (expected > 0))
+    order = small[np.argsort(-expected[small], kind="stable")]
+    acc_e = acc_o = 0.0
+    n_small = 0
+    for e, o in zip(expected[order].tolist(), counts[order].tolist()):
+        acc_e += e
+        acc_o += o
+        if acc_e >= min_expected:
+            exp.append(acc_e)
+            obs.append(acc_o)
+            acc_e = acc_o = 0.0
+            n_small += 1
+    if acc_e > 0 or acc_o > 0:  # short tail: join the last small bin (or stand alone)
+        if n_small:
+            exp[-1] += acc_e
+            obs[-1] += acc_o
+        else:
+            exp.append(acc_e)
+            obs.append(acc_o)
+    return np.asarray(obs, dtype=np.float64), np.asarray(exp, dtype=np.float64)
+
+
+def goodness_of_fit(mech, x, samples: int, rng: np.random.Generator, row: np.ndarray | None = None,
+                    alpha: float = 1e-3, support_slack: float | None = None, context: str | None = None) -> GofResult:
+    """Pearson chi-square of ``samples`` sampler draws for unit ``x`` against ``transition(x)``
+    (cells from :func:`binned_counts`).
+
+    Draws where the row is 0 fail the test outright, except a share ``support_slack`` of them
+    when the row is numerically integrated (default ``1/integration_points`` for mechanisms
+    with a quadrature, e.g. RANTEXT: its last quadrature cell cannot resolve the far tail of
+    ``d*``, so rare far draws land where the integrated row is 0). Tolerated draws are left
+    out of the chi-square and reported in ``outside_support``.
+    """
+    i = mech.index_of(x)
+    if context is None:
+        p = np.asarray(mech.transition(i) if row is None else row, dtype=np.float64)
+        draws = np.asarray(mech.sample(i, samples, rng), dtype=np.int64)
+    else:  # a contextual mechanism inside a real prompt
+        p = np.asarray(mech.transition(i, context=context) if row is None else row, dtype=np.float64)
+        draws = np.asarray(mech.sample(i, samples, rng, context=context), dtype=np.int64)
+    counts = np.bincount(draws, minlength=len(p)).astype(np.float64)
+    if support_slack is None:
+        pts = getattr(mech, "integration_points", None)
+        support_slack = 1.0 / pts if pts else 0.0
+    outside = int(counts[p <= 0].sum())
+    n = samples - outside
+    obs, exp = binned_counts(counts, p * n)
+    unit = mech.space.units[i]
+    if outside > support_slack * samples:
+        return GofResult(unit, samples, float("inf"), len(obs) - 1, 0.0, outside, False)
+    if len(obs) < 2:
+        return GofResult(unit, samples, 0.0, 0, 1.0, outside, True)
+    exp = exp * (obs.sum() / exp.sum())
+    res = stats.chisquare(obs, exp)
+    pv = float(res.pvalue)
+    return GofResult(unit, samples, float(res.statistic), len(obs) - 1, pv, outside, pv >= alpha)
+
+
+# ----- the audit ---------------------------------------------------------------------------------------------
+def _pool(mech, kind: str) -> np.ndarray:
+    mask = np.asarray(mech.input_mask, dtype=bool).copy()
+    if kind == "metric-dp" and hasattr(mech, "sensitive"):
+        mask &= np.asarray(mech.sensitive, dtype=bool)
+    pool = np.flatnonzero(mask)
+    if len(pool) < 2:
+        raise DPTextError(f"{mech.name}: fewer than 2 inputs in scope; nothing to audit")
+    return pool
+
+
+def audit_contexts(n: int = 4, seed: int = 0) -> list[str]:
+    """``n`` real multi-unit prompts from the ``tweets`` data (its private split) for contextual mechanisms."""
+    from dptext.data import get_dataset
+
+    texts = get_dataset("tweets").split("private", seed=seed).texts
+    picked = [t for t in texts if 8 <= len(t.split()) <= 40]
+    return picked[:n]
+
+
+def _unrestricted_judged(claim) -> bool:
+    """Whether the claim promises a finite bound over every pair of its inputs."""
+    if claim.kind == "metric-dp":
+        return claim.bound is not None and math.isfinite(claim.bound)
+    return claim.kind != "none" and claim.details.get("set") == "all of V" and claim.bound is not None
+
+
+def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: int = 3, tolerance: float = 1e-6,
+                    alpha: float = 1e-3, mixture_pairs: int | None = None, seed: int | None = None,
+                    progress=None, contexts: list[str] | None = None, reference: bool = False,
+                    reference_samples: int = 3000) -> AuditResult:
+    """Audit ``mech``'s privacy claim (see the module docstring); deterministic given ``seed``.
+
+    ``contexts``: prompts for a contextual mechanism (default :func:`audit_contexts`).
+    ``reference``: also run the fidelity comparison with the literal reference sampler
+    on the ``gof_units`` checked units (:mod:`dptext.privacy.fidelity`).
+    """
+    if getattr(mech, "transition_samples", None) and not reference:
+        raise DPTextError(f"{mech.name}: its transition is a Monte-Carlo estimate; the audit needs exact rows "
+                          "(--reference still compares its sampler with the literal reference)")
+    rng = np.random.default_rng(seed)
+    claim = mech.privacy()
+    kind = claim.kind
+    units = mech.space.units
+    extra: dict = {}
+    if getattr(mech, "contextual", False) or hasattr(mech, "vocab_positions"):
+        return _audit_contextual(mech, claim, pairs, samples, gof_units, tolerance, alpha, rng, contexts,
+                                 reference, reference_samples, seed)
+    if getattr(mech, "transition_samples", None):  # Monte-Carlo rows: only the reference comparison
+        domain = _pool(mech, "any")
+        anchors = _scopes.free_anchors(mech, domain, max(gof_units, 1), rng)[:gof_units]
+        return AuditResult(mechanism=mech.name, epsilon=claim.epsilon, space=mech.space.name, claim=claim.to_dict(),
+                           kind=kind, scope_rule="Monte-Carlo transition: not audited", audited=float("nan"),
+                           claimed=None, tolerance=float(tolerance), pairs=0, worst={}, unrestricted=float("nan"),
+                           unrestricted_pairs=0, unrestricted_infinite_share=0.0, unrestricted_bound=None,
+                           unrestricted_judged=False, gof=[], gof_alpha=alpha,
+                           fidelity=_fidelity(mech, anchors, reference_samples, seed, alpha))
+    rows = _scopes.RowCache(mech, progress)
+    domain = _pool(mech, "any")
+    if kind == "none" or claim.bound is None:
+        scoped, rule, claimed = [], "no claim", None
+    elif kind == "metric-dp":
+        pool = _pool(mech, kind)
+        rule = ("metric DP: all pairs of random always-resampled inputs plus nearest neighbours; "
+                "value L(x,x')/d(x,x')")
+        scoped, claimed = _scopes.metric_pairs(mech, pool, pairs, rng, rows), float(claim.epsilon)
+    elif hasattr(mech, "dstar_grid"):
+        rule = ("random list at fixed d* (10..90% quantiles), x' in C_r(x; d*), the actual rows over each "
+                "input's own list, outputs in both lists; proven: L ≤ ε + |ln(|C_r(x)|/|C_r(x')|)|; "
+                "value L − |ln(|C_r(x)|/|C_r(x')|)| (= L when the list is shared, the claim)")
+        scoped, claimed = _scopes.random_list_pairs(mech, domain, pairs, rng), float(claim.bound)
+        n_mix = min(pairs, 10) if mixture_pairs is None else mixture_pairs
+        if n_mix:
+            extra["mixture"] = _scopes.rantext_mixture(mech, domain, n_mix, rng, rows)
+    else:
+        rule = "shared set: x' in the support of Pr(·|x), outputs over supp(x) ∩ supp(x')"
+        scoped, claimed = _scopes.support_pairs(mech, domain, pairs, rng, rows), float(claim.bound)
+        if hasattr(mech, "lists") and claim.details.get("strategy", "conservative") == "conservative":
+            rule += "; every member of a list has that list"
+            extra["list_sharing"] = _scopes.list_sharing(np.asarray(mech.lists), domain)
+    judged = _unrestricted_judged(claim)
+    free_domain = _pool(mech, kind) if kind == "metric-dp" else domain
+    anchors = _scopes.free_anchors(mech, free_domain, _scopes.anchors_for(min(pairs, 100)), rng)
+    # metric DP: zeros below float64's range where the claim itself predicts them are underflow
+    free = _scopes.all_pairs(mech, anchors, rows, metric=kind == "metric-dp")
+    gof_list = [goodness_of_fit(mech, int(x), samples, rng, rows(int(x)), alpha / max(1, gof_units))
+                for x in anchors[:gof_units].tolist()]
+    worst = max(scoped, key=lambda pv: pv.value, default=None)
+    audited = worst.value if worst is not None else (float("nan") if claimed is None else 0.0)
+    lr_free = [pv.log_ratio for pv in free]
+    fid = _fidelity(mech, anchors[:gof_units], reference_samples, seed, alpha) if reference else []
+    return AuditResult(
+        mechanism=mech.name, epsilon=claim.epsilon, space=mech.space.name, claim=claim.to_dict(), kind=kind,
+        scope_rule=rule, audited=float(audited), claimed=claimed, tolerance=float(tolerance), pairs=len(scoped),
+        worst=_worst(units, worst), unrestricted=float(max(lr_free, default=0.0)), unrestricted_pairs=len(free),
+        unrestricted_infinite_share=float(np.mean([math.isinf(v) for v in lr_free])) if lr_free else 0.0,
+        unrestricted_bound=_unrestricted_bound(claim, judged), unrestricted_judged=judged,
+        gof=gof_list, gof_alpha=alpha, extra=extra, fidelity=fid,
+    )
+
+
+def _unrestricted_bound(claim, judged: bool) -> float | None:
+    if claim.bound is None:
+        return None
+    return float(claim.bound) if judged else float("inf")
+
+
+def _worst(units, worst) -> dict:
+    if worst is None:
+        return {}
+    return {"x": units[worst.x], "x2": units[worst.x2], "y": units[worst.y] if worst.y >= 0 else None,
+            "log_ratio": worst.log_ratio, "distance": worst.distance}
+
+
+def _fidelity(mech, anchors, samples: int, seed, alpha: float, context: str | None = None) -> list:
+    from dptext.privacy.fidelity import compare, has_reference, reference_units
+
+    if not has_reference(mech):
+        return []
+    if context is None:
+        anchors = reference_units(mech, len(anchors), np.random.default_rng(seed))
+    return compare(mech, [int(a) for a in anchors], samples=samples, seed=seed, alpha=alpha, context=context)
+
+
+def _audit_contextual(mech, claim, pairs, samples, gof_units, tolerance, alpha, rng, contexts, reference,
+                      reference_samples, seed) -> AuditResult:
+    """Contextual mechanisms (Cape): pairs, fit and reference inside real prompts."""
+    contexts = audit_contexts() if contexts is None else list(contexts)
+    if not contexts:
+        raise DPTextError(f"{mech.name}: no context to audit in")
+    kind = claim.kind
+    units = mech.space.units
+    extra: dict = {}
+    if kind == "none" or claim.bound is None:
+        scoped, rule, claimed, judged = [], "no claim", None, False
+    else:
+        per_ctx = max(1, min(4, pairs // (20 * len(contexts)) or 1))
+        alternatives = max(4, min(24, pairs // max(1, per_ctx * len(contexts))))
+        scoped, info = _scopes.cape_context_pairs(mech, contexts, per_ctx, alternatives, rng)
+        extra["cape_contexts"] = info
+        rule = (f"same prompt ({info['contexts']} tweets), unit at a position swapped for random units and its "
+                "nearest neighbours; all outputs; compared with the proven bound")
+        claimed, judged = float(claim.bound), _unrestricted_judged(claim)
+    gof_list, fid = [], []
+    for text in contexts[:max(1, gof_units)] if gof_units else []:
+        seg = mech.segment(text)
+        pos, idx = mech.vocab_positions(seg)
+        if not len(pos):
+            continue
+        x = int(idx[0])
+        gof_list.append(goodness_of_fit(mech, x, samples, rng, alpha=alpha / max(1, gof_units), context=text))
+        if reference:
+            fid += _fidelity(mech, [x], reference_samples, seed, alpha / max(1, gof_units), context=text)
+        if len(gof_list) >= gof_units:
+            break
+    worst = max(scoped, key=lambda pv: pv.value, default=None)
+    audited = worst.value if worst is not None else (float("nan") if claimed is None else 0.0)
+    lrs = [pv.log_ratio for pv in scoped]
+    return AuditResult(
+        mechanism=mech.name, epsilon=claim.epsilon, space=mech.space.name, claim=claim.to_dict(), kind=kind,
+        scope_rule=rule, audited=float(audited), claimed=claimed, tolerance=float(tolerance), pairs=len(scoped),
+        worst=_worst(units, worst), unrestricted=float(max(lrs, default=0.0)), unrestricted_pairs=len(scoped),
+        unrestricted_infinite_share=float(np.mean([math.isinf(v) for v in lrs])) if lrs else 0.0,
+        unrestricted_bound=_unrestricted_bound(claim, judged), unrestricted_judged=judged,
+        gof=gof_list, gof_alpha=alpha, extra=extra, fidelity=fid,
+    )

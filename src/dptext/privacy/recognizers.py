@@ -1,0 +1,224 @@
+"""Pattern recognizers for identifiers that a named-entity model does not tag.
+
+Each recognizer finds character ranges of one kind of identifier with a
+regular expression and, where the identifier carries a checksum, keeps only
+matches that pass it:
+
+* ``EMAIL``: ``local@domain.tld``;
+* ``URL``: ``http(s)://…``, ``www.…`` and bare domains with a common TLD;
+* ``PHONE``: 7 to 15 digits in groups separated by spaces, dots or dashes,
+  optional ``+CC`` / ``00CC`` / ``001`` prefix, optional ``(area)`` and
+  ``x123`` / ``ext. 123`` extension, at least three digit groups unless
+  written with ``+`` or ``(``; a bare run of 10 or 11 digits (a North American
+  number written without separators); ISO dates and SSNs are excluded;
+* ``CARD``: 13 to 19 digits (spaces or dashes allowed) passing the Luhn check
+  ``Σ digits, every second from the right doubled (minus 9 above 9) ≡ 0 (mod 10)``;
+* ``IBAN``: country code, two check digits, 11 to 30 alphanumerics, passing
+  ISO 13616's ``int(rearranged, letters A=10…Z=35) mod 97 = 1``;
+* ``ID``: US social security numbers ``ddd-dd-dddd``, values after an ID
+  keyword (``MRN``, ``passport no.``, ``account #`` …), upper-case codes that
+  mix letters and digits (``AB1234567``), and any other run of 6 or more digits;
+* ``IP``: dotted IPv4 addresses with every part ≤ 255;
+* ``ADDRESS``: a street address (house number, up to four words, a USPS street
+  suffix, optional ``Apt./Suite/Unit``), US military addresses
+  (``USNS …``, ``Unit … Box …``, ``PSC …``, ``APO/FPO/DPO AA 12345``) and the
+  ``City, ST 12345`` tail;
+* ``DATE``: numeric (``03/04/2021``, ``2021-03-04``) and written dates
+  (``March 3, 2021``, ``3 Mar 2021``).
+
+All patterns are compiled once; :func:`recognize` runs the selected ones over
+a text and returns :class:`Detection` records (start, end, label, detector).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DETECTOR = "regex"
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One detected span ``text[start:end]`` of entity type ``label`` found by ``detector``."""
+
+    start: int
+    end: int
+    label: str
+    detector: str
+
+
+def luhn_ok(digits: str) -> bool:
+    """Luhn checksum of a string of digits (payment cards)."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def iban_ok(text: str) -> bool:
+    """ISO 13616 check: move the first four characters to the end, letters to 10..35, mod 97 == 1."""
+    s = text.replace(" ", "").upper()
+    if not 15 <= len(s) <= 34:
+        return False
+    rearranged = s[4:] + s[:4]
+    try:
+        return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+    except ValueError:
+        return False
+
+
+_TLDS = ("com|org|net|edu|gov|mil|int|info|biz|io|co|us|uk|de|fr|it|es|nl|eu|ca|au|in|ch|se|no|dk|be|at|"
+         "ie|nz|jp|cn|ru|br|mx|ai|app|dev|me|tv")
+EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+                   r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![\w-])")
+URL = re.compile(r"(?<![\w@/.])(?:(?:https?|ftp)://[^\s<>\"']+|www\.[^\s<>\"']+|"
+                 rf"(?:[A-Za-z0-9-]+\.)+(?:{_TLDS})(?:/[^\s<>\"']*)?(?![\w@.-]))", re.IGNORECASE)
+_SEP = r"[ .\-]"
+PHONE = re.compile(
+    r"(?<![\w+/.-])(?:(?:\+|00)\d{1,3}" + _SEP + r"?|001-|1-)?"
+    r"(?:\(\d{1,4}\)" + _SEP + r"?|\d{1,4}" + _SEP + r")"
+    r"\d{2,4}(?:" + _SEP + r"?\d{2,4}){0,3}"
+    r"(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?(?![\w/-])"
+    r"|(?<![\w+/.-])\+?\d{10,11}(?:\s?x\d{1,6})?(?![\w/.-])", re.IGNORECASE)
+ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
+CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
+IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)")
+SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
+_ID_WORDS = (r"ID|MRN|SSN|NHS|passport|account|acct|policy|member|patient|record|licen[cs]e|case|customer|"
+             r"employee|badge|student|invoice|order|reference|ref|tax|insurance|claim|ticket|serial")
+KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s*(?:no\.?|number|num\.?|#|id)?\s*[:#]?\s*"
+                      r"(?P<value>(?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,})", re.IGNORECASE)
+CODE_ID = re.compile(r"(?<![\w-])(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{2,}(?:-[A-Z0-9]+)*(?![\w-])")
+DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")
+IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)")
+
+# USPS street suffixes (Publication 28, Appendix C1), long forms and standard abbreviations
+_SUFFIXES = (
+    "Alley|Aly|Annex|Anx|Arcade|Arc|Avenue|Ave|Av|Bayou|Byu|Beach|Bch|Bend|Bnd|Bluff|Blf|Bluffs|Blfs|Bottom|Btm|"
+    "Boulevard|Blvd|Branch|Br|Bridge|Brg|Brook|Brk|Brooks|Burg|Bg|Burgs|Bypass|Byp|Camp|Cp|Canyon|Cyn|Cape|Cpe|"
+    "Causeway|Cswy|Center|Ctr|Centers|Circle|Cir|Circles|Cliff|Clf|Cliffs|Clfs|Club|Clb|Common|Commons|Corner|Cor|"
+    "Corners|Cors|Course|Crse|Court|Ct|Courts|Cts|Cove|Cv|Coves|Creek|Crk|Crescent|Cres|Crest|Crossing|Xing|"
+    "Crossroad|Crossroads|Curve|Dale|Dl|Dam|Dm|Divide|Dv|Drive|Dr|Drives|Estate|Est|Estates|Ests|Expressway|Expy|"
+    "Extension|Ext|Extensions|Fall|Falls|Fls|Ferry|Fry|Field|Fld|Fields|Flds|Flat|Flt|Flats|Ford|Frd|Fords|Forest|"
+    "Frst|Forge|Frg|Forges|Fork|Frk|Forks|Fort|Ft|Freeway|Fwy|Garden|Gdn|Gardens|Gdns|Gateway|Gtwy|Glen|Gln|Glens|"
+    "Green|Grn|Greens|Grove|Grv|Groves|Harbor|Hbr|Harbors|Haven|Hvn|Heights|Hts|Highway|Hwy|Hill|Hl|Hills|Hls|"
+    "Hollow|Holw|Inlet|Island|Is|Islands|Isle|Junction|Jct|Junctions|Key|Ky|Keys|Knoll|Knl|Knolls|Lake|Lk|Lakes|"
+    "Land|Landing|Lndg|Lane|Ln|Light|Lgt|Lights|Loaf|Lf|Lock|Lck|Locks|Lodge|Ldg|Loop|Mall|Manor|Mnr|Manors|"
+    "Meadow|Mdw|Meadows|Mdws|Mews|Mill|Ml|Mills|Mission|Msn|Motorway|Mtwy|Mount|Mt|Mountain|Mtn|Mountains|Neck|"
+    "Nck|Orchard|Orch|Oval|Overpass|Opas|Park|Parks|Parkway|Pkwy|Parkways|Pass|Passage|Psge|Path|Pike|Pine|Pines|"
+    "Pnes|Place|Pl|Plain|Pln|Plains|Plns|Plaza|Plz|Point|Pt|Points|Pts|Port|Prt|Ports|Prairie|Pr|Radial|Radl|Ramp|"
+    "Ranch|Rnch|Rapid|Rpd|Rapids|Rpds|Rest|Rst|Ridge|Rdg|Ridges|Rdgs|River|Riv|Road|Rd|Roads|Rds|Route|Rte|Row|"
+    "Rue|Run|Shoal|Shl|Shoals|Shore|Shr|Shores|Shrs|Skyway|Skwy|Spring|Spg|Springs|Spgs|Spur|Spurs|Square|Sq|"
+    "Squares|Station|Sta|Stravenue|Stra|Stream|Strm|Street|St|Streets|Summit|Smt|Terrace|Ter|Throughway|Trwy|"
+    "Trace|Trce|Track|Trak|Trafficway|Trfy|Trail|Trl|Trailer|Trlr|Tunnel|Tunl|Turnpike|Tpke|Underpass|Upas|Union|"
+    "Un|Unions|Valley|Vly|Valleys|Via|Viaduct|Via|View|Vw|Views|Village|Vlg|Villages|Ville|Vl|Vista|Vis|Walk|"
+    "Walks|Wall|Way|Ways|Well|Wl|Wells")
+_WORD = r"(?:[A-Z][A-Za-z'’-]*\.?|\d+(?:st|nd|rd|th))"
+_UNIT = r"(?:,?\s+(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Room|Rm\.?|Floor|Fl\.?|#)\s*#?[A-Za-z0-9-]+)?"
+_CITY_TAIL = r"(?:,?\s+(?:[A-Z][A-Za-z'’.-]*\s+){0,3}[A-Z][A-Za-z'’.-]*,\s*[A-Z]{2}\s+\d{5}(?:-\d{4})?)?"
+STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[A-Za-z]?(?:-\d+)?\s+(?:{_WORD}\s+){{0,4}}(?:{_SUFFIXES})\b\.?"
+                    + _UNIT + _CITY_TAIL)
+MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\s+Box\s+\d{4}|PSC\s+\d{4},\s+Box\s+\d{4})"
+                      r"(?:,?\s+[AFD]PO\s+A[AEP]\s+\d{5})?|\b[AFD]PO\s+A[AEP]\s+\d{5}")
+CITY_STATE_ZIP = re.compile(r"\b(?:[A-Z][A-Za-z'’.-]*\s+){0,3}[A-Z][A-Za-z'’.-]*,\s*[A-Z]{2}\s+\d{5}(?:-\d{4})?\b")
+
+_MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+           r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2})"
+                  r"(?![\w/-])"
+                  rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
+                  rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?:,?\s+\d{{4}})?\b"
+                  rf"|\b{_MONTHS}\s+\d{{4}}\b")
+
+
+def _digits(s: str) -> str:
+    return "".join(c for c in s if c.isdigit())
+
+
+def _emails(text):
+    for m in EMAIL.finditer(text):
+        yield m.start(), m.end()
+
+
+def _urls(text):
+    for m in URL.finditer(text):
+        s, e = m.start(), m.end()
+        while e > s and text[e - 1] in ".,;:!?)]}'\"":  # sentence punctuation after a URL
+            e -= 1
+        if "@" not in text[s:e]:
+            yield s, e
+
+
+def _phones(text):
+    for m in PHONE.finditer(text):
+        s, e = m.start(), m.end()
+        core = re.split(r"(?i)\s?(?:x|ext\.?|extension)\s?\d", m.group(0))[0]
+        n = len(_digits(core))
+        if not 7 <= n <= 15 or ISO_DATE.fullmatch(core) or SSN.fullmatch(core):
+            continue
+        groups = len(re.findall(r"\d+", core))
+        if 1 < groups < 3 and not core.startswith(("+", "(")):  # "2019 2020" is two years, not a number
+            continue
+        yield s, e
+
+
+def _cards(text):
+    for m in CARD.finditer(text):
+        d = _digits(m.group(0))
+        if 13 <= len(d) <= 19 and luhn_ok(d):
+            yield m.start(), m.end()
+
+
+def _ibans(text):
+    for m in IBAN.finditer(text):
+        if iban_ok(m.group(0)):
+            yield m.start(), m.end()
+
+
+def _ids(text):
+    for m in SSN.finditer(text):
+        yield m.start(), m.end()
+    for m in KEYED_ID.finditer(text):
+        yield m.start("value"), m.end("value")
+    for m in CODE_ID.finditer(text):
+        if len(m.group(0)) >= 6:
+            yield m.start(), m.end()
+    for m in DIGIT_RUN.finditer(text):
+        yield m.start(), m.end()
+
+
+def _ips(text):
+    for m in IPV4.finditer(text):
+        yield m.start(), m.end()
+
+
+def _addresses(text):
+    for pattern in (STREET, MILITARY, CITY_STATE_ZIP):
+        for m in pattern.finditer(text):
+            yield m.start(), m.end()
+
+
+def _dates(text):
+    for m in DATE.finditer(text):
+        yield m.start(), m.end()
+
+
+RECOGNIZERS = {
+    "EMAIL": _emails, "URL": _urls, "PHONE": _phones, "CARD": _cards, "IBAN": _ibans,
+    "ID": _ids, "IP": _ips, "ADDRESS": _addresses, "DATE": _dates,
+}
+LABELS = tuple(RECOGNIZERS)
+
+
+def recognize(text: str, labels=LABELS) -> list[Detection]:
+    """Detections of the recognizers named in ``labels`` over ``text`` (unsorted, may overlap)."""
+    out = []
+    for label in labels:
+        fn = RECOGNIZERS.get(label)
+        if fn is not None:
+            out.extend(Detection(s, e, label, DETECTOR) for s, e in fn(text) if e > s)
+    return out

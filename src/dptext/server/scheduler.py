@@ -1,0 +1,109 @@
+"""Perturbation off the event loop, with bounded concurrency, admission control and small jobs first.
+
+One client must not stall the others. Three mechanisms share the work:
+
+* **Admission.** At most ``limits.max_queue`` requests are perturbing or
+  waiting to; the next one is answered 503 with ``Retry-After`` at once,
+  before any work is done.
+* **Worker threads.** Perturbation runs in a thread pool, never on the event
+  loop, so sockets, health checks and streams keep moving while it runs.
+* **A priority gate.** At most ``limits.perturb_concurrency`` chunks are
+  perturbed at once. A long private segment is cut into chunks of about
+  ``CHUNK_CHARS`` characters at whitespace, and the gate is taken per chunk;
+  when it frees up, the waiting chunk whose request has the least work left
+  goes first. A light request therefore waits for at most one chunk of a
+  heavy one, not for the whole heavy request.
+
+Chunking never changes what a context-free mechanism releases: every unit is
+perturbed independently, and the cut falls between units (whitespace goes to
+the start of the next chunk, as it would be segmented in the whole text).
+Contextual mechanisms (whose rows depend on neighbouring units) are not cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
+
+from dptext.server.errors import ApiError
+
+CHUNK_CHARS = 2048
+_CUT = re.compile(r"\s+(?=\S)")
+
+
+def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """``text`` cut at whitespace into pieces of about ``size`` characters (``"".join`` gives ``text`` back)."""
+    if len(text) <= size:
+        return [text]
+    out, start = [], 0
+    while len(text) - start > size:
+        m = _CUT.search(text, start + size)
+        if m is None:
+            break
+        out.append(text[start:m.start()])
+        start = m.start()
+    out.append(text[start:])
+    return out
+
+
+def ungated(priority: float):
+    """A gate that never waits (single-threaded callers: tests, scripts)."""
+    return nullcontext()
+
+
+class PriorityGate:
+    """A counting semaphore whose waiters are served smallest priority value first (FIFO among equals)."""
+
+    def __init__(self, slots: int) -> None:
+        self.free = slots
+        self.cond = threading.Condition()
+        self.waiting: list[tuple[float, int]] = []
+        self.seq = itertools.count()
+
+    @contextmanager
+    def __call__(self, priority: float):
+        me = (priority, next(self.seq))
+        with self.cond:
+            heapq.heappush(self.waiting, me)
+            while not (self.free > 0 and self.waiting[0] == me):
+                self.cond.wait()
+            heapq.heappop(self.waiting)
+            self.free -= 1
+            self.cond.notify_all()  # the next waiter may fit another free slot
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.free += 1
+                self.cond.notify_all()
+
+
+class Scheduler:
+    def __init__(self, concurrency: int, max_queue: int) -> None:
+        self.gate = PriorityGate(concurrency)
+        self.max_queue = max_queue
+        self.admitted = 0  # touched on the event loop only
+        self.pool = ThreadPoolExecutor(max_workers=max_queue, thread_name_prefix="dptext-perturb")
+
+    @property
+    def queued(self) -> int:
+        return self.admitted
+
+    async def run(self, fn, *args):
+        """Run ``fn(gate, *args)`` in a worker thread; 503 when ``max_queue`` requests are already in."""
+        if self.admitted >= self.max_queue:
+            raise ApiError(503, f"the proxy is busy ({self.admitted} requests perturbing or queued); retry shortly",
+                           type="server_error", code="overloaded", headers={"retry-after": "1"})
+        self.admitted += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, fn, self.gate, *args)
+        finally:
+            self.admitted -= 1
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)

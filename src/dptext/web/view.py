@@ -1,0 +1,126 @@
+"""One perturbation as the page shows it: units with a class and their place, and a privacy report.
+
+With an entity policy (:mod:`dptext.privacy.policy`, when installed) the text
+is planned into spans first: private spans are perturbed at their own ε (the
+request's ε unless the policy sets one), public spans pass unchanged and their
+units are ``kept`` with reason ``public``. Each unit carries its span and its
+piece position inside that span, which is what ``/api/transition`` needs to
+compute the unit's row in context.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dptext.errors import DPTextError
+from dptext.web.engine import MechanismCache, Settings, WebError, classify, sampled_positions, segment_units
+
+CLASSES = ("perturbed", "self", "kept", "dropped")
+
+PLAIN = {
+    "metric-dp": "Each word is protected on its own: an observer of the output can hardly tell it from words "
+                 "close to it in the {space} embedding space, and more easily from distant ones.",
+    "dp-within-set": "Each word is protected on its own, and only against the other words of its candidate set: "
+                     "words from different sets can be told apart.",
+    "none": "No differential-privacy guarantee: the output can reveal the original words.",
+}
+
+
+def policy_module():
+    """:mod:`dptext.privacy.policy`, or None where it is not installed."""
+    try:
+        from dptext.privacy import policy
+    except ImportError:
+        return None
+    return policy
+
+
+def make_policy(body: dict):
+    name = body.get("policy") or "all"
+    mod = policy_module()
+    if mod is None:
+        if name != "all":
+            raise WebError("entity policies are not installed here", field="policy")
+        return None
+    kwargs = {}
+    if body.get("entity_epsilon") not in (None, ""):
+        kwargs["entity_epsilon"] = body["entity_epsilon"]
+    try:
+        return mod.get_policy(name, **kwargs)
+    except DPTextError as exc:
+        raise WebError(str(exc), field=getattr(exc, "param", None) or "policy") from None
+
+
+def plan(policy, text: str) -> list[dict]:
+    """Spans tiling ``text``: ``{"text", "private", "epsilon", "detector"}`` (one private span without policy)."""
+    if policy is None:
+        return [{"text": text, "private": True, "epsilon": None, "detector": None}]
+    return [{"text": text[s.start : s.end], "private": bool(s.private), "epsilon": s.epsilon,
+             "detector": s.detector} for s in policy.plan(text)]
+
+
+def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.random.Generator,
+                 policy=None) -> dict:
+    mech = cache.get(settings)
+    units, outputs, counts = [], [], dict.fromkeys(CLASSES, 0)
+    unit_eps_max = None
+    spans = plan(policy, text)
+    for s, span in enumerate(spans):
+        eps = settings.epsilon if span["epsilon"] is None else float(span["epsilon"])
+        if not span["private"]:
+            pieces = mech.segment(span["text"]) if span["text"].strip() else None
+            for pos, p in enumerate(pieces.pieces if pieces else ()):
+                units.append({"original": p.text, "output": p.text, "ws": p.ws, "class": "kept",
+                              "reason": "public", "span": s, "pos": pos, "epsilon": None, "sampled": False})
+                counts["kept"] += 1
+            outputs.append(span["text"])
+            continue
+        m = mech if eps == settings.epsilon else cache.get(settings.at(eps))
+        res = m.perturb(span["text"], rng=rng)
+        outputs.append(res.text)
+        sampled = set(sampled_positions(m, [r.original for r in res.units])[0].tolist())
+        # per-unit ε where the mechanism reports one (in sampling order), else the span's ε
+        per_unit = res.privacy.get("unit_epsilon")
+        per_unit = iter(per_unit) if per_unit is not None and len(per_unit) == len(sampled) else None
+        for pos, r in enumerate(res.units):
+            cls = classify(m, r.original, r.output, r.action)
+            counts[cls] += 1
+            unit_eps = None
+            if pos in sampled and m.privacy().kind != "none":
+                unit_eps = float(next(per_unit)) if per_unit else m.epsilon
+                unit_eps_max = unit_eps if unit_eps_max is None else max(unit_eps_max, unit_eps)
+            units.append({"original": r.original, "output": r.output, "ws": r.ws, "class": cls,
+                          "reason": r.reason, "span": s, "pos": pos, "epsilon": unit_eps,
+                          "sampled": pos in sampled})
+    for s in spans:
+        s["epsilon"] = settings.epsilon if s["private"] and s["epsilon"] is None else s["epsilon"]
+    return {"text": "".join(outputs), "units": units, "spans": spans,
+            "report": report(mech, settings, counts, unit_eps_max, policy)}
+
+
+def report(mech, settings: Settings, counts: dict, unit_eps_max, policy) -> dict:
+    claim = mech.privacy().to_dict()
+    sampled = counts["perturbed"] + counts["self"]
+    plain = PLAIN.get(claim["kind"], "").format(space=mech.space.name)
+    if claim["kind"] != "none" and sampled:
+        plain = plain[:-1] + f"; over the {sampled} sampled words of this text the guarantees add up " \
+                             f"(basic composition)."
+    rep = {"mechanism": mech.name, "epsilon": settings.epsilon, "space": mech.space.name,
+           "claim": claim, "scope": plain, "counts": counts, "no_dp_guarantee": claim["kind"] == "none",
+           "unit_epsilon_max": unit_eps_max}
+    if policy is not None:
+        rep["policy"] = policy.describe()
+    return rep
+
+
+def transition_context(cache: MechanismCache, settings: Settings, body: dict) -> tuple:
+    """(mechanism at the unit's ε, context text, position) named by a transition request."""
+    context = body.get("context")
+    if not isinstance(context, str) or not context.strip():
+        raise WebError("the context is empty: perturb a text first, then hover a unit", field="context")
+    position = body.get("position")
+    if isinstance(position, bool) or not isinstance(position, int):
+        raise WebError(f"position must be an integer piece index (got {position!r})", field="position")
+    mech = cache.get(settings)
+    segment_units(mech, context)  # size check
+    return mech, context, position

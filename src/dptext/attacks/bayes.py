@@ -82,7 +82,8 @@ class _BayesBase(Attack):
         contextual = is_contextual(mechanism)
         if rows not in (None, "context", "lone"):
             raise DPTextError(f"unknown rows {rows!r}; choose context or lone")
-        self.rows = "lone" if not contextual else (rows or "context")
+        # "context-free": the mechanism's rows do not depend on the prompt
+        self.rows = "context-free" if not contextual else (rows or "context")
         self.candidates_mode = candidates
         self.budget_mb = budget_mb
         self.domain = np.flatnonzero(mechanism.input_mask)
@@ -92,7 +93,7 @@ class _BayesBase(Attack):
     def _set_candidates(self, cand: np.ndarray) -> None:
         self.cand = np.asarray(cand, dtype=np.int64)
         self.lik = Likelihood(self.mechanism, self.cand, budget_mb=self.budget_mb, progress=self.progress)
-        if self.rows == "lone":
+        if self.rows != "context":
             self.lik.build()
 
     def top(self, ids: np.ndarray, prior: np.ndarray, k: int, obs: Observed | None = None

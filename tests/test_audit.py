@@ -1,4 +1,4 @@
-"""Privacy audit (SPEC 5): real mechanisms pass within their claimed scope; broken ones are flagged."""
+"""Privacy audit: real mechanisms pass within their claimed scope; broken ones are flagged."""
 
 import json
 import math
@@ -13,8 +13,8 @@ from dptext.mechanisms.custext import CusText
 from dptext.mechanisms.rantext import RanText
 from dptext.mechanisms.registry import MECHANISMS
 from dptext.mechanisms.santext import SanText
-from dptext.metrics._scopes import max_log_ratio
-from dptext.metrics.audit import audit_mechanism, binned_counts, goodness_of_fit
+from dptext.privacy._scopes import list_sharing, max_log_ratio
+from dptext.privacy.audit import audit_mechanism, binned_counts, goodness_of_fit
 
 EPS = 3.0
 
@@ -112,14 +112,43 @@ def test_santext_plus_keep_step_is_outside_the_metric_claim():
     assert max_log_ratio(mech.transition(frequent), mech.transition(sensitive))[0] == math.inf
 
 
-def test_rantext_passes_conditioned_on_a_shared_list():
+def test_rantext_actual_rows_at_fixed_dstar_pass():
     mech = get_mechanism("rantext", epsilon=EPS, seed=0, integration_points=500)
     res = audit_mechanism(mech, pairs=25, samples=20000, gof_units=2, mixture_pairs=3, seed=3)
     assert res.passed, res.summary()
     assert 0 < res.audited <= EPS and res.pairs == 25
-    assert res.unrestricted == math.inf  # inputs outside each other's C_r: no bound, as claimed
+    assert res.unrestricted == math.inf and not res.unrestricted_judged  # unbounded across lists, as claimed
     mix = res.extra["mixture"]
     assert mix["pairs"] == 3 and mix["max"] > res.audited  # the mixture over d* is not covered (reported)
+    # the audited pair's rows are the mechanism's own rows at that d*, each over its own list: the raw
+    # log-ratio minus the list-size term is the audited value, and the raw ratio itself may exceed ε
+    w = res.worst
+    assert w["log_ratio"] >= res.audited
+
+
+def test_rantext_rows_at_fixed_dstar_within_the_list_size_term():
+    """At one d*, x' inside C_r(x): the log-ratio of the actual rows never exceeds ε + |ln(|C_r(x)|/|C_r(x')|)|."""
+    mech = get_mechanism("rantext", epsilon=EPS, seed=0)
+    x = mech.index_of("house")
+    dist = mech.space.distances([x])[0]
+    dstar = float(np.sort(dist)[400])
+    p = mech.transition(x, dstar=dstar)
+    worst_raw, worst_excess = 0.0, -math.inf
+    for x2 in np.flatnonzero((dist < dstar) & (np.arange(len(dist)) != x))[:60].tolist():
+        q = mech.transition(x2, dstar=dstar)
+        both = (p > 0) & (q > 0)
+        lr = float(np.abs(np.log(p[both]) - np.log(q[both])).max())
+        size = abs(math.log((p > 0).sum() / (q > 0).sum()))
+        worst_raw = max(worst_raw, lr)
+        worst_excess = max(worst_excess, lr - size - EPS)
+    assert worst_excess <= 1e-9 and worst_raw > 1.0
+
+
+def test_list_sharing_closed_form():
+    lists = np.array([[0, 1, -1], [1, 0, -1], [2, 3, 4], [3, 2, 4], [4, 3, 2], [5, 6, -1], [6, 2, -1]])
+    res = list_sharing(lists, np.arange(7))
+    # 0,1 share; 2,3,4 share; 5's list holds 6 whose list is {6, 2}; 6's list holds 2 whose list differs
+    assert res["violations"] == 2 and res["example"] == 5
 
 
 # ----- broken mechanisms fail ---------------------------------------------------------------------------------------
@@ -179,3 +208,28 @@ def test_santext_large_epsilon_underflow_is_not_a_violation():
     mech = get_mechanism("santext", epsilon=200.0, seed=0)
     res = audit_mechanism(mech, pairs=10, samples=2000, gof_units=1, seed=4)
     assert res.claim_holds, res.summary()  # rows underflow to 0 far from x; the claim predicts that
+
+
+def test_audit_command_cape_in_tweets_prints_the_proven_bound(capsys):
+    from dptext.privacy.claims import cape_bound
+
+    assert main(["audit", "-m", "cape", "-e", "3", "--pairs", "100", "--samples", "3000", "--gof-units", "1",
+                 "--seed", "1", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["passed"] and rep["unrestricted_judged"] and rep["claimed"] == pytest.approx(cape_bound(3.0, 50, 39002))
+    ctx = rep["extra"]["cape_contexts"]
+    assert ctx["contexts"] == 4 and ctx["pairs"] >= 400 and 0 < rep["audited"] <= rep["claimed"]
+    assert main(["audit", "-m", "cape", "-e", "3", "--pairs", "40", "--samples", "2000", "--gof-units", "1",
+                 "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"proven     bound {cape_bound(3.0, 50, 39002):.4g}" in out and "tweets" in out
+    assert "result     PASS" in out
+
+
+def test_audit_command_reference(capsys):
+    assert main(["audit", "-m", "custext", "-e", "3", "--pairs", "10", "--samples", "3000", "--gof-units", "2",
+                 "--seed", "1", "--reference", "--reference-samples", "1500"]) == 0
+    out = capsys.readouterr().out
+    assert "reference  2 units x 1500 draws" in out and "result     PASS" in out
+    assert main(["audit", "-m", "2-random", "-e", "1", "--reference"]) == 2
+    assert "no reference sampler" in capsys.readouterr().err

@@ -265,7 +265,7 @@ def test_cli_cape_commands(device):
     out = runner.invoke(app, ["context-transition", "biopsy", "-c", CONTEXT, "-p", "n_buckets=10", "-k", "2"])
     assert out.exit_code == 0, out.output
     out = runner.invoke(app, ["cape-calibrate", "--json", "A short calibration sentence about the weather."])
-    assert out.exit_code == 0 and json.loads(out.output[out.output.index("{"):])["clip"] > 0
+    assert out.exit_code != 0 and "does not exist" in str(out.exception)  # a file path, not the text itself
     out = runner.invoke(app, ["context-transition", "fox", "-c", CONTEXT])
     assert out.exit_code != 0
 

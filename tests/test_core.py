@@ -77,6 +77,8 @@ class Exploding(SanText):
     def _sample(self, idx, rng):
         raise RuntimeError("sampler exploded")
 
+    _sample_branches = _sample
+
 
 def test_fail_closed_returns_nothing():
     s = Sanitizer(Exploding(epsilon=1))

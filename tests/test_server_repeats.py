@@ -7,9 +7,7 @@ copies of one private turn it received.
 """
 
 import os
-import re
 import tempfile
-import time
 from collections import Counter
 from contextlib import contextmanager
 

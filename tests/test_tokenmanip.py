@@ -213,15 +213,26 @@ def test_noise_nearest_neighbour_hit_rate_falls_with_eta(space):
 
 
 def test_cli_runs_every_mechanism_of_the_area():
+    """Through the CLI (JSON output): mappers emit group representatives, Stencil and the noise mapper never
+    return the unit they replace."""
     from typer.testing import CliRunner
 
     from dptext.cli import app
 
     runner = CliRunner()
+    space = get_space("minilm-wordpiece")
     for name in ("2-random", "high-freq", "stencil", "punctuated-stencil", "noise-mapper"):
-        out = runner.invoke(app, ["perturb", "-m", name, "--space", "minilm-wordpiece", "--seed", "1", TEXT])
+        out = runner.invoke(app, ["perturb", "-m", name, "--space", "minilm-wordpiece", "--seed", "1", "--json", TEXT])
         assert out.exit_code == 0, out.output
-        assert out.output.strip() and "##" not in out.output
+        res = json.loads(out.output[out.output.index("{"):])
+        pairs = [(space.lookup(u["original"]), space.lookup(u["output"])) for u in res["units"]
+                 if u["action"] == "perturbed" and u["reason"] == "vocab"]
+        assert len(pairs) >= 5 and all(y >= 0 for _, y in pairs) and "##" not in res["text"]
+        if name in ("2-random", "high-freq"):
+            m = get_mechanism(name, space=space, seed=1)
+            assert all(m.mapping[y] == y and m.group_of[x] == m.group_of[y] for x, y in pairs)
+        else:
+            assert all(x != y for x, y in pairs)
     out = runner.invoke(app, ["transition", "fox", "-m", "stencil", "-k", "1"])
     assert out.exit_code == 0 and "1.000000\tfoxes" in out.output
     out = runner.invoke(app, ["context-transition", "fox", "-c", TEXT, "-m", "stencil", "-p", "sigma=0", "-k", "1"])

@@ -44,12 +44,16 @@ class Segmentation:
             if out is None:
                 pending += piece.ws
                 continue
-            nl = pending.rfind("\n")
-            if nl >= 0:
-                parts.append(pending[: nl + 1] + (piece.ws if "\n" in piece.ws else pending[nl + 1 :]))
+            if pending:
+                nl = pending.rfind("\n")
+                if nl >= 0:
+                    ws = pending[: nl + 1] + (piece.ws if "\n" in piece.ws else pending[nl + 1 :])
+                else:
+                    ws = piece.ws if parts or "\n" in piece.ws else self.pieces[0].ws
+                pending = ""
             else:
-                parts.append(piece.ws if parts or "\n" in piece.ws else self.pieces[0].ws)
-            pending = ""
+                ws = piece.ws
+            parts.append(ws)
             parts.append(out)
         nl = pending.rfind("\n")
         if nl >= 0:

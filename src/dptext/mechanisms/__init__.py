@@ -7,7 +7,7 @@ from dptext.mechanisms.spec import MechanismSpec, get_mechanism
 # importing a module registers its mechanisms; modules of this package only
 import importlib as _importlib
 
-for _mod in ("rantext", "santext", "custext", "cape", "mappers", "stencil", "noise"):
+for _mod in ("rantext", "santext", "custext", "cape", "mappers", "stencil", "noise", "dp_prompt"):
     try:
         _importlib.import_module(f"dptext.mechanisms.{_mod}")
     except ModuleNotFoundError as _exc:  # a module not written yet

@@ -75,7 +75,12 @@ class NeighbourTable:
 class NoiseMapper(Mechanism):
     """Noise mapper (Qu et al.): Gamma(N, 1/η)-radius noise on the embedding, nearest other unit."""
 
+    epsilon_alternatives = ("eta",)  # η is the privacy parameter; --epsilon is read as η
+
     default_space = "smollm2"
+    contextual = False
+    dp = False
+    params = {"eta": None, "exclude_original": True, "k": 32, "transition_samples": 10_000}
 
     def __init__(self, *, epsilon: float | None = None, eta: float | None = None, exclude_original: bool = True,
                  k: int = 32, transition_samples: int = 10_000, **kwargs) -> None:

@@ -101,7 +101,23 @@ class RanText(Mechanism):
         dstar = self.draw_dstar(len(idx), rng)
         with np.errstate(over="ignore"):
             c = self.epsilon / (2.0 * dstar)
-        return sample_ball(self.space, tab, idx, c, rng, radius=dstar, bounds=self._bounds)
+        return sample_ball(self.space, tab, idx, c, rng, radius=dstar, bounds=self._bounds,
+                           exact=lambda pos, g: self._draw_dense(idx[pos], dstar[pos], g))
+
+    def _draw_dense(self, x: np.ndarray, dstar: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Exact draws given ``d*`` from full distance rows (the sampler's fallback)."""
+        uniq, inv = np.unique(x, return_inverse=True)
+        rows = self.space.exact_distances(uniq)  # one row per distinct unit
+        out = np.empty(len(x), dtype=np.int64)
+        for s in range(0, len(x), 256):
+            ds = dstar[s : s + 256].astype(np.float32).astype(np.float64)[:, None]
+            d = rows[inv[s : s + 256]].astype(np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                e = np.where(d > 0, -(self.epsilon / (2.0 * ds)) * d, 0.0)
+            cdf = np.cumsum(np.where(d < ds, np.exp(e), 0.0), axis=1)
+            u = rng.random(len(d)) * cdf[:, -1]
+            out[s : s + 256] = np.minimum((cdf < u[:, None]).sum(axis=1), self.space.size - 1)
+        return out
 
     def candidate_set_sizes(self, x, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
         """``n`` draws of ``|C_r(x)|`` (for the |C_r|/|V| distribution)."""

@@ -126,7 +126,8 @@ function renderReport(rep) {
   };
   const c = rep.claim;
   add("claim", c.kind === "none" ? "no DP guarantee" :
-      `${c.kind}, ε = ${rep.epsilon} per unit, worst case ${c.bound}`, "rep-claim");
+      `${c.kind}, ε = ${rep.epsilon} per unit, worst case ` +
+      (typeof c.bound === "number" ? c.bound.toFixed(2) : c.bound), "rep-claim");
   add("scope", rep.scope, "rep-scope");
   if (rep.unit_epsilon_max !== null) add("largest per-unit ε", rep.unit_epsilon_max.toFixed(3), "rep-unit-eps");
   const n = rep.counts;
@@ -256,7 +257,7 @@ async function runTwenty() {
 async function retention(body) {
   $("retention-note").textContent = "computing retention for ε = 1 … 16…";
   try {
-    const res = await api("/api/retention", {...body, seed: undefined});
+    const res = await api("/api/retention", body);
     lineChart($("retention"), {
       title: "expected retention against ε", xLabel: "ε", yLabel: "retention", yMin: 0, yMax: 1,
       xTicks: [1, 4, 8, 12, 16], yFormat: (v) => `${Math.round(100 * v)} %`, xFormat: (v) => String(v),

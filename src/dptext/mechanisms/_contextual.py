@@ -28,6 +28,7 @@ from dptext.text import Piece, Segmentation
 
 
 class ContextualMechanism(Mechanism):
+    contextual = True
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lock = threading.RLock()

@@ -280,7 +280,9 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
     kind = claim.kind
     units = mech.space.units
     extra: dict = {}
-    if getattr(mech, "contextual", False) or hasattr(mech, "vocab_positions"):
+    if getattr(mech, "contextual", False):
+        if not hasattr(mech, "vocab_positions"):
+            raise DPTextError(f"{mech.name}: a document-level mechanism; the per-unit audit does not apply")
         return _audit_contextual(mech, claim, pairs, samples, gof_units, tolerance, alpha, rng, contexts,
                                  reference, reference_samples, seed)
     if getattr(mech, "transition_samples", None):  # Monte-Carlo rows: only the reference comparison

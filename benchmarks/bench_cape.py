@@ -23,7 +23,9 @@ import numpy as np
 
 PROMPT = ("My doctor said the biopsy results from the hospital were normal, so my wife and I celebrated with "
           "a long dinner downtown near the river, and then we walked home slowly under the bright lights while "
-          "talking about moving to a smaller town next spring with our two kids and the old dog.")
+          "talking about moving to a smaller town next spring with our two kids and the old dog. Tomorrow "
+          "morning Sarah will drive to Boston for her interview at the bank, then visit her grandmother, "
+          "who still bakes bread every Sunday and keeps bees behind the red barn.")
 
 
 def timed(fn, repeats: int) -> tuple[float, object]:
@@ -48,6 +50,7 @@ def main() -> None:
     mech = get_mechanism("cape", epsilon=args.epsilon, seed=0)
     seg = mech.segment(PROMPT)
     pos, idx = mech.vocab_positions(seg)
+    pos, idx = pos[:50], idx[:50]  # the 50-unit prompt of the target
     rng = np.random.default_rng(0)
     print(f"prompt: {len(seg.pieces)} pieces, {len(pos)} perturbed units; |V| = {mech.space.size}; "
           f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")

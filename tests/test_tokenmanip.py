@@ -1,4 +1,4 @@
-"""Token manipulation (SPEC 1.5): lossy mappers, Stencil, punctuated Stencil, noise mapper; minilm-wordpiece."""
+"""Token manipulation: lossy mappers, Stencil, punctuated Stencil, noise mapper; minilm-wordpiece."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""Cape's device model (SPEC 1.4): a local LM that scores every candidate unit at every prompt position.
+"""Cape's device model (docs/algorithms.md, "Cape"): a local LM scores every candidate at every position.
 
 :class:`DeviceModel` is the interface Cape uses: ``unit_logits(seg, pos,
 space)`` returns ``L[p, t]``, the logit of vocabulary unit ``t`` at piece

@@ -118,7 +118,7 @@ def bucketize(u: np.ndarray, n_buckets: int) -> np.ndarray:
 
 
 def bucket_law(u: np.ndarray, epsilon: float, sensitivity: float, n_buckets: int):
-    """``(bucket [P,V], counts [P,N_b], Pr(bucket) [P,N_b])`` of the bucketized EM (SPEC 1.4)."""
+    """``(bucket [P,V], counts [P,N_b], Pr(bucket) [P,N_b])`` of the bucketized EM (docs/algorithms.md, "Cape")."""
     p_rows = u.shape[0]
     b = bucketize(u, n_buckets)
     flat = (np.arange(p_rows)[:, None] * n_buckets + b).ravel()

@@ -9,6 +9,8 @@ perturbs a 10,000-unit document cut from the Lee news corpus once
 counts the mechanism's construction too. ``warm u/s`` is the median of 5
 further perturbations in the same process. ``RSS`` is the process's peak
 resident set. Spaces and their caches must exist already (run once to build).
+Wall-clock figures depend on the machine's load (printed first); the
+per-CPU-second figures (``time.process_time``) are less sensitive to it.
 ``--before`` runs the same measurement against another source tree (e.g. a
 ``git worktree`` of the previous version) in the same run, for a side-by-side
 table. Figures are medians over ``--repeat`` fresh processes.
@@ -40,18 +42,20 @@ while len(pieces) < n_units:
     pieces = pieces + pieces
 doc = "".join(p.ws + p.text for p in pieces[:n_units])
 n = len(sp.segment(doc).pieces)
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 m = get_mechanism(name, epsilon=3.0, space=space, seed=0)
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), time.process_time()
 m.perturb(doc)
-t2 = time.perf_counter()
-warm = []
+t2, c2 = time.perf_counter(), time.process_time()
+warm, warm_cpu = [], []
 for _ in range(5):
-    a = time.perf_counter()
+    a, b = time.perf_counter(), time.process_time()
     m.perturb(doc)
     warm.append(n / (time.perf_counter() - a))
+    warm_cpu.append(n / max(time.process_time() - b, 1e-9))
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"units": n, "load_s": t1 - t0, "first_s": t2 - t1, "warm": statistics.median(warm), "rss": rss}))
+print(json.dumps({"units": n, "load_s": t1 - t0, "first_s": t2 - t1, "warm": statistics.median(warm), "rss": rss,
+                  "first_cpu": c2 - c1, "load_cpu": c1 - c0, "warm_cpu": statistics.median(warm_cpu)}))
 """
 
 
@@ -66,10 +70,11 @@ def run(src: str, name: str, space: str, n_units: int) -> dict:
 
 def measure(src: str, name: str, space: str, n_units: int, repeat: int) -> dict:
     runs = [run(src, name, space, n_units) for _ in range(repeat)]
-    med = {k: statistics.median(r[k] for r in runs) for k in ("load_s", "first_s", "warm", "rss")}
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "units"}
     n = runs[0]["units"]
     return {"cold": n / med["first_s"], "incl_load": n / (med["first_s"] + med["load_s"]), "load_s": med["load_s"],
-            "warm": med["warm"], "rss": med["rss"]}
+            "warm": med["warm"], "rss": med["rss"], "cold_cpu": n / max(med["first_cpu"], 1e-9),
+            "incl_load_cpu": n / max(med["first_cpu"] + med["load_cpu"], 1e-9), "warm_cpu": med["warm_cpu"]}
 
 
 def cache_sizes() -> dict:
@@ -89,18 +94,22 @@ def main() -> None:
     ap.add_argument("--units", type=int, default=10_000)
     ap.add_argument("--before", default=None, help="source tree of the version to compare with")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", default=None, help="comma-separated mechanisms to run (default: all)")
     a = ap.parse_args()
     here = str(Path(__file__).resolve().parents[1] / "src")
     trees = [("after", here)] + ([("before", a.before)] if a.before else [])
     print(f"load: {os.getloadavg()[0]:.2f} (1-min average, 2 cores shared)")
     hdr = f"{'mechanism':9s} {'space':11s} {'tree':6s} {'load s':>7s} {'cold u/s':>10s} {'incl. load':>10s} " \
-          f"{'warm u/s':>10s} {'RSS MiB':>8s}"
+          f"{'warm u/s':>10s} {'RSS MiB':>8s} | per CPU-second: {'cold':>8s} {'incl.load':>9s} {'warm':>8s}"
     print(hdr)
     for name, space in CONFIGS:
+        if a.only and name not in a.only.split(","):
+            continue
         for label, src in trees:
             r = measure(src, name, space, a.units, a.repeat)
             print(f"{name:9s} {space:11s} {label:6s} {r['load_s']:7.3f} {r['cold']:10.0f} {r['incl_load']:10.0f} "
-                  f"{r['warm']:10.0f} {r['rss']:8.0f}", flush=True)
+                  f"{r['warm']:10.0f} {r['rss']:8.0f} |                 {r['cold_cpu']:8.0f} "
+                  f"{r['incl_load_cpu']:9.0f} {r['warm_cpu']:8.0f}", flush=True)
     for space, size in sorted(cache_sizes().items()):
         print(f"cache {space}: {size / 2**20:.0f} MiB")
 

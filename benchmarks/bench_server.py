@@ -15,8 +15,11 @@ Per level: requests/s, client latency p50 / p99, and for the proxy the added
 p50 (proxy p50 - direct p50) and throughput as a share of direct.
 ``--before REV`` also runs the proxy of git revision REV (its ``src`` tree
 from ``git archive``) in the same run, for a before/after table.
-``--profile`` runs the current proxy under cProfile during the 50-client
-level and prints its top functions by cumulative time.
+``--profile`` runs the current proxy under cProfile (its event-loop thread) at
+the largest level and prints its top functions by own time. The last line is
+the floor: the core alone (``Sanitizer.sanitize`` in this process, warm) per
+prompt, which bounds the added latency from below and, with one perturbation
+slot, the proxy's throughput from above.
 
 Targets (issue "Model-bound speed"): added p50 <= 3 ms at 1 client; at 50
 clients, throughput >= 80 % of direct and added p50 <= 10 ms. The machine's
@@ -84,6 +87,22 @@ def wait_up(url: str, proc: subprocess.Popen, log: Path, what: str) -> None:
         time.sleep(0.2)
 
 
+PROFILED = '''
+import cProfile, signal, sys
+from dptext.cli import main
+def stop(*_):  # uvicorn re-raises SIGTERM after its graceful shutdown: end here so the profile is written
+    raise SystemExit(0)
+signal.signal(signal.SIGTERM, stop)
+prof = cProfile.Profile()
+prof.enable()
+try:
+    main(sys.argv[2:])
+finally:
+    prof.disable()
+    prof.dump_stats(sys.argv[1])
+'''
+
+
 def start(stack: ExitStack, cmd: list[str], env: dict, url: str, what: str, tmp: Path) -> None:
     from llama_server import stop_process
 
@@ -91,7 +110,7 @@ def start(stack: ExitStack, cmd: list[str], env: dict, url: str, what: str, tmp:
     out = stack.enter_context(open(log, "wb"))
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env={**os.environ, **env}, cwd=tmp)
-    stack.callback(stop_process, proc, 20)
+    stack.callback(stop_process, proc, 60)
     wait_up(url, proc, log, what)
 
 
@@ -123,8 +142,9 @@ def start_proxy(stack: ExitStack, tmp: Path, upstream: str, epsilon: float, src:
     path.write_text(json.dumps(cfg))  # JSON is YAML
     port = free_port()
     cmd = [sys.executable, "-m", "dptext.cli", "serve", "--config", str(path), "--port", str(port)]
-    if profile:
-        cmd = [sys.executable, "-m", "cProfile", "-o", str(tmp / "proxy.prof"), "-m", "dptext.cli", *cmd[3:]]
+    if profile:  # the event loop's thread, dumped when uvicorn has shut down
+        (tmp / "profiled.py").write_text(PROFILED)
+        cmd = [sys.executable, str(tmp / "profiled.py"), str(tmp / "proxy.prof"), *cmd[3:]]
     env = {"PYTHONPATH": str(src), "DPTEXT_CACHE_DIR": os.environ.get("DPTEXT_CACHE_DIR", str(ROOT / ".dptext-cache"))}
     start(stack, cmd, env, f"http://127.0.0.1:{port}/healthz", name, tmp)
     return f"http://127.0.0.1:{port}/v1"
@@ -140,17 +160,17 @@ def prompts(n: int, seed: int = 7) -> list[bytes]:
     return out
 
 
-async def run_level(url: str, clients: int, total: int, bodies: list[bytes]) -> dict:
+async def run_level(url: str, clients: int, total: int, bodies) -> dict:
+    """``bodies``: an iterator of request bodies, each used once (the memo never replays one)."""
     per_client = max(1, total // clients)
     lat: list[float] = []
     errors = 0
     headers = {"authorization": f"Bearer {KEY}", "content-type": "application/json"}
-    counter = iter(range(10**9))
 
     async def worker(c: httpx.AsyncClient, n: int, keep: bool):
         nonlocal errors
         for _ in range(n):
-            body = bodies[next(counter) % len(bodies)]
+            body = next(bodies)
             t = time.perf_counter()
             r = await c.post(url + "/chat/completions", content=body, headers=headers)
             dt = time.perf_counter() - t
@@ -173,6 +193,71 @@ async def run_level(url: str, clients: int, total: int, bodies: list[bytes]) -> 
             "p50_ms": round(float(np.percentile(a, 50)), 2), "p99_ms": round(float(np.percentile(a, 99)), 2)}
 
 
+def perturb_floor(epsilon: float, bodies: list[bytes], n: int = 100) -> float:
+    """Milliseconds per prompt of the core alone (``Sanitizer.sanitize``, warm, one thread): the proxy's floor.
+
+    One perturbation slot serves requests one after another, so ``1000 / floor`` requests/s is also the
+    ceiling of the proxy's throughput for these prompts on this machine.
+    """
+    from dptext.mechanisms.spec import MechanismSpec
+    from dptext.pipeline import Sanitizer, Segment
+
+    s = Sanitizer(MechanismSpec(mechanism="rantext", epsilon=epsilon))
+    texts = [json.loads(b)["messages"][1]["content"] for b in bodies[:n + 20]]
+    for t in texts[:20]:
+        s.sanitize([Segment(t, True)])
+    t0 = time.perf_counter()
+    for t in texts[20:20 + n]:
+        s.sanitize([Segment(t, True)])
+    return (time.perf_counter() - t0) / n * 1000
+
+
+def breakdown(epsilon: float, bodies: list[bytes], tmp: Path, n: int = 100) -> dict[str, float]:
+    """Milliseconds per request of each step of the proxy's path, run in this process (no sockets)."""
+    import logging
+
+    from dptext.server import config_from_dict, hash_key
+    from dptext.server.handler import Services
+    from dptext.server.request import decode_body, parse_request
+    from dptext.server.scheduler import ungated
+
+    cfg = config_from_dict({"upstream": {"base_url": "http://127.0.0.1:9/v1", "model": "mock"},
+                            "privacy": {"mechanism": "rantext", "epsilon": epsilon}, "state_dir": str(tmp / "bd"),
+                            "auth": {"keys": [{"id": "bench", "sha256": hash_key(KEY)}]}})
+    svc = Services.build(cfg)
+    log = logging.getLogger("bench.breakdown")
+    log.addHandler(logging.NullHandler())
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    reply = {"id": "x", "object": "chat.completion", "model": "mock",
+             "choices": [{"index": 0, "message": {"role": "assistant", "content": "Noted."}}]}
+    steps = dict.fromkeys(("json + parse", "perturb (core)", "memo + accounting", "upstream payload json",
+                           "response json", "log line"), 0.0)
+    warm = [b for b in bodies[-20:]]
+    for b in warm:
+        svc.perturber.perturb(ungated, parse_request(decode_body(b), cfg), "warm")
+    for b in bodies[:n]:
+        t0 = time.perf_counter()
+        req = parse_request(decode_body(b), cfg)
+        t1 = time.perf_counter()
+        p = svc.perturber.perturb(ungated, req, "bench")
+        t2 = time.perf_counter()
+        svc.accountant.charge("bench", p.report["epsilon_spent"] or 0.0)
+        p.memo.commit()
+        t3 = time.perf_counter()
+        json.dumps({"model": "mock", "messages": p.messages, **req.params}).encode()
+        t4 = time.perf_counter()
+        json.dumps({**reply, "dptext": p.report}, ensure_ascii=False).encode()
+        p.header()
+        t5 = time.perf_counter()
+        log.info("request id=%s key=%s status=%s code=%s bytes=%d messages=%d private_chars=%d", "dpt-x", "bench",
+                 200, "-", len(b), 2, 600)
+        t6 = time.perf_counter()
+        for k, dt in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)):
+            steps[k] += dt * 1000 / n
+    return steps
+
+
 def archive_src(rev: str, tmp: Path) -> Path:
     blob = subprocess.run(["git", "archive", rev, "src"], cwd=ROOT, capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
@@ -184,7 +269,7 @@ def print_profile(path: Path, n: int = 25) -> None:
     import pstats
 
     s = io.StringIO()
-    pstats.Stats(str(path), stream=s).sort_stats("cumulative").print_stats(n)
+    pstats.Stats(str(path), stream=s).sort_stats("tottime").print_stats(n)
     print(s.getvalue())
 
 
@@ -198,7 +283,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
-    bodies = prompts(max(args.requests + 200, 500))
+    bodies = prompts(len(levels) * args.requests + 2 * sum(levels) + 200)
     rows: dict[str, list[dict]] = {}
     load = [os.getloadavg()[0]]
     with ExitStack() as stack:
@@ -212,13 +297,16 @@ def main() -> None:
             with ExitStack() as proxy_stack:
                 url = upstream if src is None else start_proxy(proxy_stack, tmp, upstream, args.epsilon, src,
                                                                name.split()[0], name == "after")
-                rows[name] = [asyncio.run(run_level(url, n, args.requests, bodies)) for n in levels]
+                fresh = iter(bodies)  # every proxy run sees the same prompts, each once
+                rows[name] = [asyncio.run(run_level(url, n, args.requests, fresh)) for n in levels]
             load.append(os.getloadavg()[0])
         if args.profile:
             with ExitStack() as proxy_stack:
                 url = start_proxy(proxy_stack, tmp, upstream, args.epsilon, ROOT / "src", "profiled", True, True)
-                asyncio.run(run_level(url, max(levels), args.requests, bodies))
+                asyncio.run(run_level(url, max(levels), args.requests, iter(bodies)))
             print_profile(tmp / "proxy.prof")
+        steps = breakdown(args.epsilon, bodies, tmp)
+    floor = perturb_floor(args.epsilon, bodies)
     direct = {r["clients"]: r for r in rows["direct"]}
     for name, rs in rows.items():
         for r in rs:
@@ -226,7 +314,7 @@ def main() -> None:
             r["added_p50_ms"] = round(r["p50_ms"] - d["p50_ms"], 2)
             r["throughput_vs_direct"] = round(r["req_per_s"] / d["req_per_s"], 3)
     if args.json:
-        print(json.dumps({"load_average": load, "rows": rows}, indent=2))
+        print(json.dumps({"load_average": load, "perturb_floor_ms": floor, "steps_ms": steps, "rows": rows}, indent=2))
         return
     print(f"proxy overhead vs direct: mock upstream, RANTEXT eps={args.epsilon:g}, 100-word prompts, "
           f"{args.requests} requests per level; {os.cpu_count()} CPUs, load average during the runs "
@@ -237,6 +325,10 @@ def main() -> None:
         for r in rs:
             print(f"{name:<22}{r['clients']:>8}{r['req_per_s']:>10}{r['p50_ms']:>10}{r['p99_ms']:>10}"
                   f"{r['added_p50_ms']:>11}{r['throughput_vs_direct']:>11}{r['errors']:>8}")
+    print("per-request steps of the proxy in process (ms): "
+          + ", ".join(f"{k} {v:.2f}" for k, v in steps.items()))
+    print(f"floor: the core alone (Sanitizer.sanitize, warm, in process) takes {floor:.2f} ms per prompt here, "
+          f"i.e. at most {1000 / floor:.0f} prompts/s through one perturbation slot")
     print("targets: added p50 <= 3 ms at 1 client; at 50 clients >= 0.8 of direct throughput and added p50 <= 10 ms")
 
 

@@ -198,3 +198,52 @@ def test_unknown_names():
         get_mechanism("santext", epsilon=1, space="nope")
     with pytest.raises(DPTextError, match="OOV policy"):
         get_mechanism("santext", epsilon=1, oov="explode")
+
+
+def _narrow_table(space, units, width):
+    """A neighbour table holding only ``width`` neighbours for ``units``: most mass lies beyond it."""
+    from dptext.spaces.neighbours import finish, table_rows
+
+    rows = np.asarray(units)
+    d, o = table_rows(space, rows, width)
+    dist = np.zeros((space.size, width), np.float32)
+    order = np.zeros((space.size, width), o.dtype)
+    dist[rows], order[rows] = d, o
+    return finish(dist, order, space.size)
+
+
+@pytest.mark.parametrize("name,eps,kw", [("rantext", 1.0, {}), ("rantext", 3.0, {}), ("rantext", 14.0, {}),
+                                         ("rantext", 6.0, {"noise": "paper"}), ("santext", 3.0, {}),
+                                         ("santext+", 3.0, {}), ("santext+", 12.0, {})])
+@pytest.mark.parametrize("width", [2, 64])
+def test_table_sampler_exact_beyond_the_table(name, eps, kw, width):
+    """Envelope-and-rejection draws match transition() when the table covers little of V."""
+    m = get_mechanism(name, epsilon=eps, seed=0, **kw)
+    units = ["hospital", "the", "surgeon" if name != "rantext" else "happy"]
+    ids = [m.space.lookup(u) for u in units]
+    m.use_table(_narrow_table(m.space, ids, width))
+    rng = np.random.default_rng(4321)
+    for u, i in zip(units, ids):
+        draws = m.sample(u, 20_000, rng=rng)
+        p = chi2_pvalue(draws, m.transition(u))
+        assert p > 1e-4, f"{name} eps={eps} {kw} width={width} unit={u}: p={p:.2e}"
+
+
+@pytest.mark.parametrize("name", ["santext", "santext+"])
+def test_santext_huge_epsilon_is_stable(name, recwarn):
+    """At ε = 1e39 (float32 overflow territory) rows stay finite and a unit maps to its nearest member."""
+    m = get_mechanism(name, epsilon=1e39, seed=0)
+    x = m.space.lookup("surgeon")  # sensitive under both
+    row = m.transition("surgeon")
+    assert np.isfinite(row).all() and row[x] == pytest.approx(1.0)
+    assert (m.sample("surgeon", 1000) == x).all()
+    out = m.perturb("the surgeon examined a patient").units
+    assert out[1].output == "surgeon"
+    if name == "santext+":  # "the" is not sensitive: kept, or its nearest sensitive unit
+        d = m.space.exact_distances([m.space.lookup("the")])[0]
+        nearest = np.flatnonzero(m.sensitive)[np.argmin(d[m.sensitive])]
+        outs = m.sample("the", 2000, rng=np.random.default_rng(0))
+        assert set(np.unique(outs)) == {m.space.lookup("the"), nearest}
+    else:
+        assert [u.output for u in out] == ["the", "surgeon", "examined", "a", "patient"]
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -85,3 +85,51 @@ def test_vectorised_sampler_matches_per_unit_law():
     outs = np.asarray([m.space.lookup(u.output) for u in r.units])
     for k, w in enumerate(["doctor", "nurse", "river", "music"]):
         assert chi2_pvalue(outs[k::4], m.transition(w)) > 1e-4
+
+
+@pytest.mark.parametrize("name", ["santext", "rantext"])
+def test_dropped_oov_keeps_line_structure(name):
+    m = get_mechanism(name, epsilon=3, seed=5)  # word-level (glove) and subword (cl100k) spaces
+    text = "The cat sat.\nΩμέγαβ went home.\n\nΩμέγαβ\nEnd"  # out of both vocabularies
+    r = m.perturb(text)
+    assert "dropped" in {u.action for u in r.units}
+    assert r.text.count("\n") == text.count("\n")
+    lines = r.text.split("\n")
+    assert lines[0].endswith(".") and lines[2] == "" and lines[3] == ""
+    assert not lines[1].startswith(" ")  # the dropped unit's line starts with the next unit
+
+
+def test_join_rules_for_dropped_units():
+    from dptext.text import split_words
+
+    def drop(text, bad=("Zz",)):
+        seg = split_words(text)
+        return seg.join([None if p.text in bad else p.text for p in seg.pieces])
+
+    assert drop("foo Zz\nbar") == "foo\nbar"
+    assert drop("a\n  Zz b") == "a\n  b"  # the line keeps its indentation
+    assert drop("foo\nZz") == "foo\n"
+    assert drop("Zz\nfoo") == "\nfoo"
+    assert drop("  Zz foo") == "  foo"  # no stray space, original leading whitespace
+    assert drop("one Zz two") == "one two"
+
+
+def test_santext_plus_records_branch_per_unit():
+    m = get_mechanism("santext+", epsilon=2, seed=9)
+    words = ["the", "surgeon"] * 3000  # "the": non-sensitive, "surgeon": sensitive
+    r = m.perturb(words)
+    d = r.to_dict()["units"]
+    the = [u for u in d if u["original"] == "the"]
+    sur = [u for u in d if u["original"] == "surgeon"]
+    assert all(u["sensitive"] is False for u in the) and all(u["sensitive"] is True for u in sur)
+    assert {u["reason"] for u in sur} == {"sensitive"}
+    kept = [u for u in the if u["reason"] == "non-sensitive-kept"]
+    resampled = [u for u in the if u["reason"] == "non-sensitive-resampled"]
+    assert len(kept) + len(resampled) == 3000
+    assert all(u["output"] == "the" for u in kept)
+    assert all(m.sensitive[m.space.lookup(u["output"])] for u in resampled)  # drawn from V_s
+    assert abs(len(resampled) / 3000 - m.p) < 4 * (m.p * (1 - m.p) / 3000) ** 0.5
+    assert r.units[0].sensitive is False and r.units[1].reason == "sensitive"
+    # mechanisms without a sensitive split record None
+    plain = get_mechanism("custext", epsilon=2, seed=0).perturb("the surgeon").to_dict()["units"]
+    assert [u["sensitive"] for u in plain] == [None, None] and plain[1]["reason"] == "vocab"

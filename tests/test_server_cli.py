@@ -1,6 +1,5 @@
 """``dptext serve`` as a user meets it: the real command in a subprocess, its exit code, output and logs."""
 
-import json
 import os
 import subprocess
 import sys

@@ -60,6 +60,8 @@ def test_dashboard_mounts_behind_the_keys_or_refuses_to_start():
             return
         with serve_app(create_app(cfg)) as url:
             base = url.removesuffix("/v1")
+            page = httpx.get(base + "/dashboard", trust_env=False)  # the page holds no data: no key needed
+            assert page.status_code == 200 and "text/html" in page.headers["content-type"]
             assert httpx.get(base + "/dashboard/data", trust_env=False).status_code == 401
             r = httpx.get(base + "/dashboard/data", headers={"authorization": f"Bearer {KEYS['bob']}"},
                           trust_env=False)

@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -23,8 +22,7 @@ import httpx
 import numpy as np
 import openai
 import pytest
-import uvicorn
-from llama_server import free_port, llama_server, recording_server
+from llama_server import free_port, llama_server, recording_server, serve_app
 
 from dptext.server import config_from_dict, create_app, hash_key
 from dptext.server.privacy import Perturber
@@ -80,26 +78,6 @@ def cfg_for(upstream_url, **over):
     for k, v in over.items():
         data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
     return config_from_dict(data)
-
-
-@contextmanager
-def serve_app(app):
-    """Run an ASGI app under uvicorn in a thread on a free loopback port; always stopped."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           access_log=False, timeout_graceful_shutdown=5))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
 
 
 @contextmanager

@@ -5,7 +5,6 @@ input). Upstream: a recording server on loopback answering as a chat model,
 or with a fixed status and headers.
 """
 
-import json
 import socket
 import statistics
 import tempfile

@@ -77,3 +77,24 @@ def test_distances_and_dmax_are_exact():
 
 def test_registry_lists_builtin_spaces():
     assert {"cl100k-11k", "glove-50d", "smollm2"} <= set(list_spaces())
+
+
+@pytest.mark.parametrize("name", ["cl100k-11k", "glove-50d"])
+def test_neighbour_table_is_sorted_exact_and_mapped(name):
+    s = get_space(name)
+    tab = s.neighbours()
+    assert isinstance(tab.dist.base, np.memmap) or isinstance(getattr(tab.dist.base, "base", None), np.memmap) \
+        or not tab.dist.flags.owndata  # a view of the memory-mapped cache file, not a private copy
+    rows = np.random.default_rng(0).choice(s.size, 40, replace=False)
+    d = s.exact_distances(rows)
+    for i, r in enumerate(rows):
+        full = np.lexsort((np.arange(s.size), d[i]))  # by distance, then index
+        k = tab.width
+        np.testing.assert_array_equal(tab.order[r], full[:k])
+        np.testing.assert_array_equal(tab.dist[r], d[i][full[:k]])
+        # near part = exactly the units closer than edge; everything else is at least edge away
+        near = set(tab.order[r, : tab.near[r]].tolist())
+        assert near == set(np.flatnonzero(d[i] < tab.edge[r]).tolist())
+    # pair_distances reproduces the table's values
+    cols = tab.order[rows, 5].astype(np.int64)
+    np.testing.assert_array_equal(s.pair_distances(rows, cols), tab.dist[rows, 5])

@@ -36,17 +36,22 @@ def _field(unit, name: str, default=None):
     return getattr(unit, name, default)
 
 
+#: reasons of units that bypass the mechanism's sampler although their output changed
+NOT_SAMPLED = ("digits", "oov", "punctuation")
+
+
 def is_target(unit, targets: str = "sampled") -> bool:
     """Whether an attack targets this unit (SPEC 3).
 
-    ``sampled``: the units the mechanism sampled: action ``perturbed`` and not
-    marked non-sensitive (SANTEXT+ records ``sensitive=False`` for its frequent
-    units, whichever branch they took; paper 003 attacks the sensitive units
-    only). ``all``: every unit but punctuation, including units kept by policy.
+    ``sampled``: the units the mechanism's sampler drew: action ``perturbed``,
+    not a digit run or OOV unit replaced by a uniform draw, and not marked
+    non-sensitive (SANTEXT+ records ``sensitive=False`` for its frequent units,
+    whichever branch they took; paper 003 attacks the sensitive units only).
+    ``all``: every emitted unit but punctuation, including units kept by policy.
     """
     if targets == "all":
         return _field(unit, "output") is not None and _field(unit, "reason") != "punctuation"
-    if _field(unit, "action") != "perturbed":
+    if _field(unit, "action") != "perturbed" or _field(unit, "reason") in NOT_SAMPLED:
         return False
     sensitive = _field(unit, "sensitive")
     return True if sensitive is None else bool(sensitive)

@@ -39,7 +39,7 @@ class BatchJob:
 
     @property
     def space_name(self) -> str:
-        return self.spec.space or self.spec.cls.default_space
+        return self.spec.space_name
 
     def build(self, *, mmap: bool = True) -> "DocSanitizer":
         """The per-document sanitizer, on a memory-mapped private copy of the space (``mmap=True``)."""

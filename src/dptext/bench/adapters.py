@@ -10,7 +10,8 @@ re-implemented here). Names a sweep may use as ``metrics:``:
 * ``rouge_l``: Rouge-L F1 between each raw and perturbed document (Cape Table 3);
 * ``mapping_set_size``: distinct outputs over ``n_draws`` perturbations of each of up to
   ``n_units`` distinct units of the documents (Cape Figure 7); keeps the distribution;
-* ``cr_ratio``: RANTEXT ``|C_r|/|V|`` draws, ``n_per_unit`` per unit (InferDPT); keeps the distribution;
+* ``cr_ratio``: RANTEXT ``|C_r|/|V|`` draws, ``n_per_unit`` per unit (InferDPT); keeps the distribution,
+  its quartiles and ``p_le_5pct = Pr(|C_r|/|V| ≤ 0.05)`` (the calibration target of InferDPT's Table VII);
 * ``classifier``: MiniLM + linear head accuracy, ``clean`` / ``test`` / ``all`` settings
   (token-manipulation Table 4), on ``n_train`` / ``n_test`` items of the dataset's train/test splits;
 * ``inferdpt``: the whole pipeline per document: n-gram leakage of the remote generation
@@ -30,7 +31,8 @@ def _summary(values: np.ndarray) -> dict:
     v = np.asarray(values, dtype=np.float64)
     if not len(v):
         return {"mean": float("nan")}
-    return {"mean": float(v.mean()), "median": float(np.median(v)), "values": v}
+    q25, q50, q75 = np.quantile(v, [0.25, 0.5, 0.75])
+    return {"mean": float(v.mean()), "median": float(q50), "q25": float(q25), "q75": float(q75), "values": v}
 
 
 @register_measure("synonym_proportion")
@@ -81,7 +83,9 @@ def cr_ratio(mechanism, units, rng, n_units: int = 50, n_per_unit: int = 20):
     from dptext.metrics import candidate_set_ratios
 
     probe = _probe_units(units, int(n_units), rng)
-    return _summary(candidate_set_ratios(mechanism, probe, n_per_unit=int(n_per_unit), rng=rng))
+    ratios = np.asarray(candidate_set_ratios(mechanism, probe, n_per_unit=int(n_per_unit), rng=rng))
+    # InferDPT's calibration target (its Appendix B, Table VII): Pr(|C_r|/|V| <= 0.05)
+    return {**_summary(ratios), "p_le_5pct": float((ratios <= 0.05).mean()) if len(ratios) else float("nan")}
 
 
 @register_measure("classifier")

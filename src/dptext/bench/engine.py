@@ -100,20 +100,36 @@ def merge_parts(paths: list[Path]) -> pa.Table:
 
 
 # ----- the sweep ------------------------------------------------------------------------------------
+def select_cells(cells: list[dict], only: list[str] | None) -> list[dict]:
+    """Cells whose ``experiment`` or ``experiment/mechanism`` or ``experiment/variant`` is in ``only``."""
+    if not only:
+        return cells
+    from dptext.bench.cell import settings_row
+
+    keep = set(only)
+    out = [c for c in cells if c["experiment"] in keep or f"{c['experiment']}/{c['mechanism']}" in keep
+           or f"{c['experiment']}/{settings_row(c)['variant']}" in keep]
+    if not out:
+        raise DPTextError(f"--only {', '.join(only)} selects no cell; give EXPERIMENT or EXPERIMENT/MECHANISM")
+    return out
+
+
 def run_sweep(path: str | Path | Sweep, out: str | Path | None = None, *, engine: str = "local",
-              progress: bool = True, retry: bool = True, **engine_options) -> dict:
+              progress: bool = True, retry: bool = True, only: list[str] | None = None, **engine_options) -> dict:
     """Run (or resume) a sweep; returns a summary with the results path and timings.
 
-    Every cell is validated first (:func:`validate_sweep`): nothing runs when any cell names an
-    unknown mechanism, dataset, metric, attack or parameter.
+    Every selected cell (``only``: see :func:`select_cells`) is validated first
+    (:func:`validate_sweep`): nothing runs when any names an unknown mechanism, dataset, metric,
+    attack or parameter.
     """
     sweep = path if isinstance(path, Sweep) else load_sweep(path)
-    validate_sweep(sweep)
+    selected = select_cells(sweep.cells, only)
+    validate_sweep(Sweep(name=sweep.name, cells=selected, plots=sweep.plots, source=sweep.source))
     out = Path(out) if out is not None else Path("results") / sweep.name
     out.mkdir(parents=True, exist_ok=True)
     run = get_engine(engine)
     todo, reused = [], 0
-    for cell in sweep.cells:
+    for cell in selected:
         status = read_status(part_path(out, cell["cell_id"])) if part_path(out, cell["cell_id"]).exists() else None
         if status == "ok" or (status is not None and not retry):
             reused += 1
@@ -141,7 +157,8 @@ def run_sweep(path: str | Path | Sweep, out: str | Path | None = None, *, engine
     table = merge_parts([part_path(out, c["cell_id"]) for c in sweep.cells])
     results = out / "results.parquet"
     pq.write_table(table, results)
-    summary = {"sweep": sweep.name, "source": sweep.source, "engine": engine, "cells": len(sweep.cells),
+    summary = {"sweep": sweep.name, "source": sweep.source, "engine": engine,
+               "cells": len(selected),
                "computed": len(todo), "reused": reused, **counts, "wall_seconds": round(wall, 3),
                "slowest_cell": slowest["cell"], "slowest_cell_seconds": round(slowest["seconds"], 3),
                "results": str(results)}

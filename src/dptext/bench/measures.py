@@ -55,9 +55,12 @@ class CellContext:
 
     @cached_property
     def _sampled_pairs(self) -> list[tuple[str, str]]:
-        """(original, output) for units the mechanism itself sampled."""
+        """(original, output) for units that reached the mechanism's sampler (any branch, e.g. both of
+        SANTEXT+'s), as InferDPT's Tables IV-V count them."""
+        from dptext.attacks.base import NOT_SAMPLED
+
         return [(u.original, u.output) for r in self.results for u in r.units
-                if u.action == "perturbed" and u.reason == "vocab"]
+                if u.action == "perturbed" and u.reason not in NOT_SAMPLED]
 
     @cached_property
     def _units(self) -> list[str]:

@@ -2,9 +2,16 @@
 
 One table per (experiment, value column): rows are mechanism variants,
 columns the ε grid (mean over seeds; ``± std`` when there are several), the
-layout of the papers' tables. ``update_document`` replaces the text between
-``<!-- bench:tables:begin -->`` and ``<!-- bench:tables:end -->`` so the
-hand-written discussion around it survives regeneration.
+layout of the papers' tables. Where the sweep file lists a paper's published
+numbers for that table (``papers:`` entries with ``experiment``, ``column``,
+``source``, ``rows: {variant: {ε: value}}``), they are printed as rows
+"variant: paper (source)" in the same table; a paper whose ε grid is unknown
+gives ``columns: [labels]`` and ``rows: {variant: [values]}`` and gets its own
+table right below ours. ``update_document`` replaces, between
+``<!-- bench:tables:begin -->`` and ``<!-- bench:tables:end -->``, the sections
+(``### experiment``) of the experiments in the results and keeps the others, so
+a partial re-run updates only what it ran and the hand-written discussion
+around the markers survives.
 """
 
 from __future__ import annotations
@@ -30,12 +37,18 @@ def _fmt(mean: float, std: float, n: int) -> str:
     return s
 
 
-def table(df: pd.DataFrame, col: str) -> str:
+def _paper_rows(papers, exp: str, col: str) -> list[dict]:
+    return [p for p in papers or [] if p.get("experiment") == exp and p.get("column") == col]
+
+
+def table(df: pd.DataFrame, col: str, papers: list | None = None) -> str:
     d = df[df[col].notna()]
     if d.empty:
         return ""
     g = d.groupby(["variant", "epsilon"], dropna=False)[col].agg(["mean", "std", "count"]).reset_index()
-    eps = sorted({e for e in g["epsilon"] if e == e})
+    aligned = [p for p in papers or [] if isinstance(next(iter(p["rows"].values()), None), dict)]
+    paper_eps = {float(e) for p in aligned for r in p["rows"].values() for e in r}
+    eps = sorted({e for e in g["epsilon"] if e == e} | paper_eps)
     has_none = g["epsilon"].isna().any()
     heads = [f"ε={e:g}" for e in eps] + (["no ε"] if has_none else [])
     lines = ["| variant | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
@@ -48,7 +61,22 @@ def table(df: pd.DataFrame, col: str) -> str:
             r = sub[sub["epsilon"].isna()]
             cells.append(_fmt(*r[["mean", "std", "count"]].iloc[0]) if len(r) else "–")
         lines.append(f"| {variant} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    for p in aligned:
+        for variant, vals in p["rows"].items():
+            got = {float(k): v for k, v in vals.items()}
+            cells = [_fmt(float(got[e]), float("nan"), 1) if e in got else "–" for e in eps]
+            cells += ["–"] if has_none else []
+            lines.append(f"| {variant}: paper ({p['source']}) | " + " | ".join(cells) + " |")
+    out = "\n".join(lines)
+    for p in papers or []:
+        if p in aligned:
+            continue
+        heads = list(p.get("columns") or [])
+        extra = ["| paper row | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
+        for variant, vals in p["rows"].items():
+            extra.append(f"| {variant} | " + " | ".join(_fmt(float(v), float("nan"), 1) for v in vals) + " |")
+        out += f"\n\n{p['source']}" + (f" ({p['note']})" if p.get("note") else "") + ":\n\n" + "\n".join(extra)
+    return out
 
 
 def wide_table(df: pd.DataFrame, cols: list[str]) -> str:
@@ -63,7 +91,8 @@ def wide_table(df: pd.DataFrame, cols: list[str]) -> str:
     return "\n".join(lines)
 
 
-def tables_markdown(results, figures: list[Path] | None = None, rel_to: Path | None = None) -> str:
+def tables_markdown(results, figures: list[Path] | None = None, rel_to: Path | None = None,
+                    papers: list | None = None) -> str:
     df = pd.read_parquet(results) if not isinstance(results, pd.DataFrame) else results
     df = df.copy()
     df["epsilon"] = pd.to_numeric(df["epsilon"], errors="coerce")
@@ -81,7 +110,7 @@ def tables_markdown(results, figures: list[Path] | None = None, rel_to: Path | N
             parts.append(f"{t}\n" if t else "")
         else:
             for col in value_columns(e):
-                t = table(e, col)
+                t = table(e, col, _paper_rows(papers, exp, col))
                 if t:
                     parts.append(f"**{col}**\n\n{t}\n")
         timing = e["time.total"].agg(["sum", "max"]) if "time.total" in e else None
@@ -101,12 +130,36 @@ def _exp_slug(exp: str) -> str:
     return _slug(exp)
 
 
+def _sections(text: str) -> list[tuple[str | None, str]]:
+    """``(experiment, text)`` blocks split at ``### `` headers (``None`` for text before the first)."""
+    out: list[tuple[str | None, str]] = []
+    name, buf = None, []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("### "):
+            if buf:
+                out.append((name, "".join(buf)))
+            name, buf = line[4:].strip(), [line]
+        else:
+            buf.append(line)
+    if buf:
+        out.append((name, "".join(buf)))
+    return out
+
+
 def update_document(doc: str | Path, tables: str) -> None:
     p = Path(doc)
     text = p.read_text(encoding="utf-8") if p.exists() else f"# Results\n\n{BEGIN}\n{END}\n"
     if BEGIN not in text or END not in text:
         raise DPTextError(f"{p}: markers {BEGIN} / {END} not found; add them where the tables go")
     head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
+    old, tail = rest.split(END, 1)
+    new = dict(s for s in _sections(tables) if s[0] is not None)
+    merged, done = [], set()
+    for name, block in _sections(old.strip("\n") + "\n"):
+        if name is None:
+            continue
+        merged.append(new.get(name, block).rstrip("\n") + "\n")
+        done.add(name)
+    merged += [block.rstrip("\n") + "\n" for name, block in _sections(tables) if name is not None and name not in done]
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(f"{head}{BEGIN}\n{tables}\n{END}{tail}", encoding="utf-8")
+    p.write_text(f"{head}{BEGIN}\n" + "\n".join(merged) + f"{END}{tail}", encoding="utf-8")

@@ -36,7 +36,7 @@ from dptext.errors import DPTextError
 #: bump when the meaning of a cell's row changes, so old part files are not reused
 BENCH_VERSION = 1
 _EXPERIMENT_KEYS = ("mechanisms", "datasets", "metrics", "attacks", "seeds", "epsilon")
-_TOP_KEYS = {"name", "description", "experiments", "plots", *_EXPERIMENT_KEYS}
+_TOP_KEYS = {"name", "description", "experiments", "plots", "papers", *_EXPERIMENT_KEYS}
 
 
 @dataclass
@@ -45,6 +45,7 @@ class Sweep:
     cells: list[dict]
     plots: dict
     source: str
+    papers: list | None = None  # the papers' published numbers, printed beside ours (bench.report)
 
 
 def _named(entry, what: str) -> dict:
@@ -149,7 +150,11 @@ def parse_sweep(doc: dict, *, source: str = "<dict>") -> Sweep:
             if cell["cell_id"] not in seen:
                 seen.add(cell["cell_id"])
                 cells.append(cell)
-    return Sweep(name=name, cells=cells, plots=doc.get("plots") or {}, source=source)
+    papers = doc.get("papers") or []
+    if not isinstance(papers, list) or not all(isinstance(p, dict) and {"experiment", "column", "source", "rows"}
+                                               <= set(p) for p in papers):
+        raise DPTextError(f"{source}: 'papers' must be a list of mappings with experiment, column, source, rows")
+    return Sweep(name=name, cells=cells, plots=doc.get("plots") or {}, source=source, papers=papers)
 
 
 def load_sweep(path: str | Path) -> Sweep:

@@ -23,12 +23,14 @@ def run(
                                help="Re-run skipped/partial/failed cells (finished cells are always reused)."),
     progress: bool = typer.Option(True, "--progress/--no-progress",
                                   help="Progress on stderr: a bar on a terminal, periodic log lines otherwise."),
+    only: Optional[list[str]] = typer.Option(None, "--only",
+                                             help="Run only EXPERIMENT or EXPERIMENT/MECHANISM (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ):
     """Run (or resume) SWEEP; finished cells are never recomputed."""
     from dptext.bench import run_sweep
 
-    summary = run_sweep(sweep, out, engine=engine, progress=progress, retry=retry)
+    summary = run_sweep(sweep, out, engine=engine, progress=progress, retry=retry, only=only or None)
     if as_json:
         print_json(summary)
         return
@@ -59,7 +61,8 @@ def plot(
         results = results / "results.parquet"
     if not results.is_file():
         raise DPTextError(f"results file {str(results)!r} not found")
-    plots = load_sweep(sweep).plots if sweep else _plots_beside(results)
+    spec = load_sweep(sweep) if sweep else _sweep_beside(results)
+    plots = spec.plots if spec else None
     out = out or results.parent / "figures"
     try:
         paths = plot_results(results, out, plots)
@@ -68,18 +71,19 @@ def plot(
     for p in paths:
         typer.echo(str(p))
     if doc is not None:
-        update_document(doc, tables_markdown(results, paths, rel_to=doc.parent))
+        update_document(doc, tables_markdown(results, paths, rel_to=doc.parent, papers=spec.papers if spec else None))
         typer.echo(f"tables written into {doc}")
 
 
-def _plots_beside(results: Path) -> dict | None:
+def _sweep_beside(results: Path):
+    """The sweep file recorded beside RESULTS (its plots and paper numbers), if it still exists."""
     meta = results.parent / "sweep.json"
     if meta.is_file():
         src = json.loads(meta.read_text()).get("source")
         if src and Path(src).is_file():
             from dptext.bench.spec import load_sweep
 
-            return load_sweep(src).plots
+            return load_sweep(src)
     return None
 
 

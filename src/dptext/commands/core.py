@@ -50,12 +50,11 @@ def perturb(
     else:
         from dptext.pipeline import Sanitizer, Segment
 
-        san = Sanitizer(spec, policy=pol)
+        with progress_bar() as prog:
+            san = Sanitizer(spec, policy=pol, progress=prog)
         out = san.sanitize([Segment(doc, private=True)])
-        res = out.results[0]
         out_text, counts = out.texts[0], dict(out.report.get("units", {}))
-        payload = {"text": out_text, "units": res.to_dict()["units"] if res is not None else [],
-                   "privacy": out.report}
+        payload = {"text": out_text, "units": out.units(0), "privacy": out.report}
     if as_json:
         print_json(payload)
     else:

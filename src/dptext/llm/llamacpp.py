@@ -14,9 +14,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from dptext.errors import DPTextError
+from dptext.llm import runtime
 from dptext.llm.base import Completion, Message, check_generation, check_messages
 from dptext.llm.runtime import (DEFAULT_N_CTX, LOCAL_ALIASES, amx_mode, amx_reported, batch_kwargs,
-                                default_threads, disable_extra_buffers, load_llama, model_lock, resolve_model,
+                                default_threads, disable_extra_buffers, model_lock, resolve_model,
                                 server_batch_args)
 
 DEFAULT_MODEL = "smollm2"
@@ -25,8 +26,15 @@ DEFAULT_MODEL = "smollm2"
 llama_safety_kwargs = batch_kwargs
 server_safety_args = server_batch_args
 
+
+def load_llama(path: str, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None):
+    """``(llama, lock)``: the runtime's shared model for ``path`` and the lock that serialises it."""
+    llm = runtime.load_llama(path, n_ctx=n_ctx, n_threads=n_threads)
+    return llm, model_lock(llm)
+
+
 __all__ = ["DEFAULT_MODEL", "DEFAULT_N_CTX", "LOCAL_ALIASES", "LlamaCppChat", "amx_mode", "amx_reported",
-           "default_threads", "disable_extra_buffers", "llama_safety_kwargs", "resolve_model",
+           "default_threads", "disable_extra_buffers", "llama_safety_kwargs", "load_llama", "resolve_model",
            "server_safety_args"]
 
 
@@ -52,7 +60,7 @@ class LlamaCppChat:
 
     @property
     def llama(self):
-        return load_llama(self.path, n_ctx=self.n_ctx, n_threads=self.n_threads)
+        return runtime.load_llama(self.path, n_ctx=self.n_ctx, n_threads=self.n_threads)
 
     def describe(self) -> dict:
         return {"backend": "llama.cpp", "model": self.name, "path": self.path, "n_ctx": self.n_ctx,

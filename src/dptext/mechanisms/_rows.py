@@ -32,6 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
+MAX_REPS = 512  # proposals per remaining occurrence and round
+PROPOSALS = {"n": 0}  # proposals made (diagnostics for benchmarks)
+
 
 def block_bounds(width: int, block: int = 128) -> tuple[np.ndarray, np.ndarray]:
     """Envelope blocks over sorted positions ``[0, width)``: x alone, then geometric growth to ``block``."""
@@ -91,12 +94,17 @@ def nearest_member_distance(table, x: np.ndarray, member: np.ndarray, chunk: int
 def sample_ball(space, table, x: np.ndarray, c: np.ndarray, rng: np.random.Generator, *,
                 radius: np.ndarray | None = None, member: np.ndarray | None = None,
                 pool: np.ndarray | None = None, s_ref: np.ndarray | None = None,
-                bounds: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+                bounds: tuple[np.ndarray, np.ndarray] | None = None, exact=None,
+                max_rounds: int = 24) -> np.ndarray:
     """Exact draws ``y ~ Pr(y | x) ∝ exp(−c·d(x, y))`` over ``{y ∈ member : d(x, y) < radius}``.
 
     ``x``, ``c`` (and ``radius``, ``s_ref``) are per-occurrence arrays; ``pool`` lists the
     indices of ``member`` (all of V when ``member`` is None). The caller guarantees the
     support is non-empty and that ``s_ref`` is at most the nearest member's distance.
+    Occurrences still rejected after ``max_rounds`` rounds (an envelope far above the target,
+    e.g. a unit whose members all lie beyond a narrow table at large ε) are drawn by
+    ``exact(positions, rng)`` from their dense rows; an accepted proposal follows the target
+    whatever the round, so the mixture is still exact.
     """
     x = np.asarray(x, dtype=np.int64)
     n = len(x)
@@ -132,12 +140,18 @@ def sample_ball(space, table, x: np.ndarray, c: np.ndarray, rng: np.random.Gener
     total = cum[:, -1] + w_far
     out = np.empty(n, dtype=np.int64)
     todo = np.arange(n)
+    rounds = 0
     while len(todo):
+        if rounds == max_rounds and exact is not None:
+            out[todo] = exact(todo, rng)
+            break
+        rounds += 1
         # once few occurrences are left, give each several proposals per round and keep the first
         # accepted one (a prefix of the same i.i.d. proposal sequence, so the law is unchanged)
-        reps = int(min(64, max(1, n // (4 * len(todo)))))
+        reps = int(min(MAX_REPS, max(1, n // (2 * len(todo)))))
         occ = np.repeat(todo, reps)
         m = len(occ)
+        PROPOSALS["n"] += m
         u = rng.random(m) * total[occ]
         in_near = u < cum[occ, -1]
         b = np.minimum((cum[occ] < u[:, None]).sum(axis=1), used - 1)

@@ -215,19 +215,23 @@ class Mechanism(ABC):
         distinct = dict.fromkeys(texts)
         d_idx = self.space.lookup_many(list(distinct))
         mask = self.input_mask
-        for (t, i) in zip(distinct, d_idx.tolist()):
+        keys = list(distinct)
+        d_reason = []
+        for t, i in zip(keys, d_idx.tolist()):
             reason = self._policy_of(t)
-            distinct[t] = (i, reason if reason is not None else (None if i >= 0 and mask[i] else "oov"))
+            d_reason.append(reason if reason is not None else (None if i >= 0 and mask[i] else "oov"))
+        code_of = dict(zip(keys, range(len(keys))))
+        codes = np.fromiter(map(code_of.__getitem__, texts), dtype=np.int64, count=n)
+        d_vocab = np.fromiter((r is None for r in d_reason), dtype=bool, count=len(keys))
+        idx = d_idx[codes]
+        is_vocab = d_vocab[codes]
+        vocab_pos = np.flatnonzero(is_vocab)
         outputs: list[str | None] = list(texts)
         actions = ["perturbed"] * n
         reasons = ["vocab"] * n
-        idx = np.empty(n, dtype=np.int64)
-        vocab_pos, rand_pos = [], []
-        for i, t in enumerate(texts):
-            idx[i], reason = distinct[t]
-            if reason is None:
-                vocab_pos.append(i)
-                continue
+        rand_pos = []
+        for i in np.flatnonzero(~is_vocab).tolist():
+            reason = d_reason[codes[i]]
             if reason == "digits!":  # digits replaced by a uniform integer in 1..1000
                 outputs[i] = str(int(rng.integers(1, 1001)))
                 reasons[i] = "digits"
@@ -243,15 +247,22 @@ class Mechanism(ABC):
         units = self.space.units
         fold = self.space.case_insensitive
         sensitive = None
-        if vocab_pos:
+        if len(vocab_pos):
             out_arr, branches = self._sample_branches(idx[vocab_pos], rng)
-            out_idx = out_arr.tolist()
-            for p, o in zip(vocab_pos, out_idx):
-                outputs[p] = match_case(texts[p], units[o]) if fold else units[o]
+            out_obj = np.asarray(outputs, dtype=object)
+            out_obj[vocab_pos] = self.space.unit_array[out_arr]
+            if fold:  # outputs take the input's capitalisation where it has capitals
+                d_cased = np.fromiter((t != t.lower() for t in keys), dtype=bool, count=len(keys))
+                for p in vocab_pos[d_cased[codes[vocab_pos]]].tolist():
+                    out_obj[p] = match_case(texts[p], out_obj[p])
+            outputs = out_obj.tolist()
             if branches is not None:
-                sensitive = [None] * n
-                for p, r, sv in zip(vocab_pos, branches[0], branches[1].tolist()):
-                    reasons[p], sensitive[p] = r, sv
+                rs = np.asarray(reasons, dtype=object)
+                rs[vocab_pos] = branches[0]
+                reasons = rs.tolist()
+                sv = np.full(n, None, dtype=object)
+                sv[vocab_pos] = branches[1]
+                sensitive = [None if v is None else bool(v) for v in sv.tolist()]
         if rand_pos:
             support = np.flatnonzero(self.output_mask)
             picks = support[rng.integers(0, len(support), size=len(rand_pos))].tolist()

@@ -43,9 +43,10 @@ def key_rng(name: str, key) -> np.random.Generator:
 class LossyMapper(Mechanism):
     """Base of the lossy mappers: subclasses build ``(group_of, representative)``."""
 
-    dp = False  # no differential-privacy claim
-
     default_space = "smollm2"
+    contextual = False
+    dp = False  # no differential-privacy claim
+    params = {"key": None}
 
     def __init__(self, *, epsilon: float | None = None, key: int | str | None = None, **kwargs) -> None:
         super().__init__(epsilon=1.0 if epsilon is None else epsilon, **kwargs)

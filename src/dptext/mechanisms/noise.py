@@ -78,6 +78,9 @@ class NoiseMapper(Mechanism):
     epsilon_alternatives = ("eta",)  # η is the privacy parameter; --epsilon is read as η
 
     default_space = "smollm2"
+    contextual = False
+    dp = False
+    params = {"eta": None, "exclude_original": True, "k": 32, "transition_samples": 10_000}
 
     def __init__(self, *, epsilon: float | None = None, eta: float | None = None, exclude_original: bool = True,
                  k: int = 32, transition_samples: int = 10_000, **kwargs) -> None:

@@ -112,26 +112,30 @@ class SanText(Mechanism):
             self._bounds = block_bounds(tab.width)
         c = np.full(len(x), 0.5 * self.epsilon)
         if self._everything:
-            return sample_ball(self.space, tab, x, c, rng, bounds=self._bounds)
+            return sample_ball(self.space, tab, x, c, rng, bounds=self._bounds,
+                               exact=lambda pos, g: self._draw_dense(x[pos], g))
         uniq, inv = np.unique(x, return_inverse=True)
         ref = np.zeros(len(uniq))
         out_s = ~self.sensitive[uniq]
         if out_s.any():
             ref[out_s] = nearest_member_distance(tab, uniq[out_s], self.sensitive)
         return sample_ball(self.space, tab, x, c, rng, member=self.sensitive, pool=self.v_s, s_ref=ref[inv],
-                           bounds=self._bounds)
+                           bounds=self._bounds, exact=lambda pos, g: self._draw_dense(x[pos], g))
 
     def _draw_dense(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Inverse-CDF draws from dense rows over ``V_s``, one row per distinct unit."""
         uniq, inv = np.unique(x, return_inverse=True)
         out = np.empty(len(x), dtype=np.int64)
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+        u = rng.random(len(x))
         step = max(1, DENSE_CELLS // max(1, len(self.v_s)))
         for s in range(0, len(uniq), step):
-            sel = np.flatnonzero((inv >= s) & (inv < s + step))
             cdf = np.cumsum(self._probs(uniq[s : s + step]), axis=1)
-            u = rng.random(len(sel)) * cdf[inv[sel] - s, -1]
-            rows = cdf[inv[sel] - s]
-            j = (rows < u[:, None]).sum(axis=1)
-            out[sel] = self.v_s[np.minimum(j, len(self.v_s) - 1)]
+            for r in range(cdf.shape[0]):  # one searchsorted per distinct unit
+                sel = order[bounds[s + r] : bounds[s + r + 1]]
+                j = np.searchsorted(cdf[r], u[sel] * cdf[r, -1], side="right")
+                out[sel] = self.v_s[np.minimum(j, len(self.v_s) - 1)]
         return out
 
     def transition(self, x) -> np.ndarray:

@@ -193,4 +193,8 @@ def get_mechanism(name: str, *, progress=None, **kwargs):
     """
     common = {k: kwargs.pop(k) for k in COMMON if k in kwargs}
     common = {k: v for k, v in common.items() if v is not None or k == "epsilon"}
+    space = common.get("space")
+    if space is not None and not isinstance(space, str):  # an already-loaded space object
+        common["space"] = getattr(space, "name", space)
+        return MechanismSpec(mechanism=name, **common, options=kwargs).build(progress=progress, space=space)
     return MechanismSpec(mechanism=name, **common, options=kwargs).build(progress=progress)

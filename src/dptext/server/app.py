@@ -23,19 +23,16 @@ sizes, counts, reason codes and timings only, never message text.
 
 from __future__ import annotations
 
-import logging
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import PlainTextResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dptext.server.config import ServerConfig
 from dptext.server.errors import ApiError
 from dptext.server.handler import ChatHandler, Services
 from dptext.server.privacy import Perturber
-
-log = logging.getLogger("dptext.server")
 
 
 def create_app(cfg: ServerConfig, *, perturber: Perturber | None = None, extractor=None) -> FastAPI:
@@ -129,7 +126,11 @@ def snapshot(svc: Services) -> dict:
 
 
 def _mount_dashboard(app: FastAPI, svc: Services) -> None:
-    """``GET /dashboard`` from ``dptext.web.dashboard``, behind the proxy's keys."""
+    """``GET /dashboard`` from ``dptext.web.dashboard``; its data route (``/dashboard/data``) behind the keys.
+
+    The page and its assets hold no data (a browser cannot send a bearer key on a navigation); the page asks
+    for a key when the data route answers 401.
+    """
     from fastapi import Depends
 
     try:
@@ -145,4 +146,4 @@ def _mount_dashboard(app: FastAPI, svc: Services) -> None:
         except ApiError as exc:
             raise StarletteHTTPException(exc.status, exc.message) from None
 
-    app.include_router(make_router(lambda: snapshot(svc)), dependencies=[Depends(require_key)])
+    app.include_router(make_router(lambda: snapshot(svc), data_dependencies=[Depends(require_key)]))

@@ -27,10 +27,9 @@ no ``NaN``/``Infinity``, no lone surrogates, nesting at most ``MAX_DEPTH``.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
-
-import json
 
 from dptext.server.config import ROLES, ServerConfig
 from dptext.server.errors import bad_request

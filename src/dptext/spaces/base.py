@@ -88,6 +88,11 @@ class EmbeddingSpace(ABC):
         return self.arrays["units"].tolist()
 
     @cached_property
+    def unit_array(self) -> np.ndarray:
+        """The units as an object array (vectorised gathers of output strings)."""
+        return np.asarray(self.units, dtype=object)
+
+    @cached_property
     def embeddings(self) -> np.ndarray:
         return self.arrays["embeddings"]
 

@@ -126,14 +126,15 @@ function renderReport(rep) {
   };
   const c = rep.claim;
   add("claim", c.kind === "none" ? "no DP guarantee" :
-      `${c.kind}, ε = ${rep.epsilon} per unit, worst case ${c.bound}`, "rep-claim");
+      `${c.kind}, ε = ${rep.epsilon} per unit, worst case ` +
+      (typeof c.bound === "number" ? c.bound.toFixed(2) : c.bound), "rep-claim");
   add("scope", rep.scope, "rep-scope");
   if (rep.unit_epsilon_max !== null) add("largest per-unit ε", rep.unit_epsilon_max.toFixed(3), "rep-unit-eps");
   const n = rep.counts;
   add("units", `${n.perturbed} perturbed, ${n.self} mapped to themselves, ${n.kept} kept, ${n.dropped} dropped`,
       "rep-counts");
   add("mechanism", `${rep.mechanism} on ${rep.space}`, "rep-mechanism");
-  if (rep.policy) add("entity policy", rep.policy.sentence || rep.policy.name, "rep-policy");
+  if (rep.policy) add("entity policy", `${rep.policy.name}: ${rep.policy.scope || ""}`, "rep-policy");
   add("technical scope", c.scope, "rep-technical");
   $("report-box").hidden = false;
 }
@@ -154,10 +155,18 @@ async function perturb() {
     document.body.dataset.perturbed = String(Number(document.body.dataset.perturbed || 0) + 1);
     retention(body);
   } catch (err) {
+    clearResults();  // old results under new settings would mislead
     showError(err);
   } finally {
     busy(false);
   }
+}
+
+function clearResults() {
+  state.last = null;
+  $("original").replaceChildren();
+  $("perturbed").replaceChildren();
+  for (const id of ["report-box", "runs-box", "retention-box"]) $(id).hidden = true;
 }
 
 function hideTip() {
@@ -256,7 +265,7 @@ async function runTwenty() {
 async function retention(body) {
   $("retention-note").textContent = "computing retention for ε = 1 … 16…";
   try {
-    const res = await api("/api/retention", {...body, seed: undefined});
+    const res = await api("/api/retention", body);
     lineChart($("retention"), {
       title: "expected retention against ε", xLabel: "ε", yLabel: "retention", yMin: 0, yMax: 1,
       xTicks: [1, 4, 8, 12, 16], yFormat: (v) => `${Math.round(100 * v)} %`, xFormat: (v) => String(v),

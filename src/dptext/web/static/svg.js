@@ -23,7 +23,7 @@ function niceTicks(lo, hi, count) {
 }
 
 function lineChart(container, opts) {
-  const W = 560, H = 240, L = 52, R = 14, T = 12, B = 38;
+  const W = 560, H = 240, L = 52, R = 32, T = 12, B = 38;
   const pts = opts.series.flatMap((s) => s.points);
   const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
   const x0 = Math.min(...xs), x1 = Math.max(...xs);

@@ -295,7 +295,10 @@ class Mechanism(ABC):
         """Subclass hook: build tables for input indices ``idx`` (default: nothing to do)."""
 
     def report(self, result: PerturbResult) -> dict:
-        claim = self.privacy().to_dict()
+        # the claim depends on the instance's settings only: build its dict once, share it read-only
+        claim = self.__dict__.get("_claim_dict")
+        if claim is None:
+            claim = self.__dict__["_claim_dict"] = self.privacy().to_dict()
         rep = {"mechanism": self.name, "epsilon": self.epsilon, "space": self.space.name, "claim": claim}
         rep.update(result.counts())
         kept = result.kept_units()

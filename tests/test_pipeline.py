@@ -184,7 +184,8 @@ def test_cli_default_run_and_json(capsys):
 @pytest.mark.parametrize("argv, msg", [
     (["infer", "   "], "empty"),
     (["infer", "--epsilon", "-1", "x y"], "epsilon"),
-    (["infer", "--remote", "ftp://host/v1", "x y"], "unknown backend"),
+    (["infer", "--remote", "ftp://host/v1", "x y"], "unsupported scheme"),
+    (["infer", "--remote", "notaurl", "x y"], "--remote: invalid remote"),
     (["infer", "--local", "/nope/model.gguf", "x y"], "not found"),
     (["infer", "--task", "answer", "x y"], "instruction"),
     (["infer", "--task", "poem", "x y"], "unknown task"),

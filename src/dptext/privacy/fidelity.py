@@ -145,9 +145,8 @@ def reference_units(mech, n: int, rng: np.random.Generator) -> list[int]:
 
 
 def _metric_row(space, x: int) -> np.ndarray:
-    """``d(x, ·)`` as the space defines it for exact rows (``exact_distances`` where the space has it)."""
-    f = getattr(space, "exact_distances", None) or space.distances
-    return np.asarray(f([x])[0], dtype=np.float64)
+    """``d(x, ·)`` as the space defines it (``EmbeddingSpace.distances``, the values exact rows use)."""
+    return np.asarray(space.distances([x])[0], dtype=np.float64)
 
 
 def rantext_pinned(mech, x: int, neighbours=(1, 2, 5, 20), quantiles=(0.1, 0.5, 0.9), atol: float = 1e-9) -> dict:

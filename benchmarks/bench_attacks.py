@@ -1,6 +1,7 @@
-"""Attack benchmark (issue 5): set-up time and seconds per 1,000 attacked units, per attack.
+"""Attack benchmark: set-up time and seconds per 1,000 attacked units, per attack.
 
 Usage: python benchmarks/bench_attacks.py [--units 1000] [--pairs 10000] [--skip-lm] [--finetune-pairs 0]
+       python benchmarks/bench_attacks.py --in-context 500   # rows in context only (Cape, Stencil)
 
 Data: sentences of the Lee news corpus (gensim test data); even sentences are
 the private corpus, odd ones the adversary's shadow corpus. Mechanisms:
@@ -44,11 +45,11 @@ def row(name: str, setup: float, attack: float, n: int, rep=None, note: str = ""
           f"{rate:10.0f} units/s  ASR@1/@5 {asr}  {note}", flush=True)
 
 
-def timed(att, obs, shadow, rng):
+def timed(att, obs, shadow, rng, private=None):
     from dptext.attacks import score
 
     t0 = time.perf_counter()
-    att.fit(shadow, rng=rng)
+    att.fit(shadow, private=private, rng=rng)
     setup = time.perf_counter() - t0
     t0 = time.perf_counter()
     ranking = att.rank(obs)
@@ -63,7 +64,11 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=10_000, help="detector training pairs (0 = skip)")
     ap.add_argument("--finetune-pairs", type=int, default=0, help="also time encoder fine-tuning on N pairs")
     ap.add_argument("--skip-lm", action="store_true", help="skip masked / LLM / oracle attacks")
+    ap.add_argument("--in-context", type=int, default=0, metavar="N",
+                    help="only time Bayesian columns in context for Cape and Stencil over N candidates")
     args = ap.parse_args()
+    if args.in_context:
+        return in_context(args.in_context)
 
     tmp = tempfile.mkdtemp(prefix="dptext-bench-attacks-")
     from dptext import cache
@@ -92,7 +97,7 @@ def main() -> None:
           f"{obs.n_targets} units observed in {time.perf_counter() - t0:.2f}s")
     for name, kw in (("knn", {}), ("bayes", {}), ("bayes-bound", {}), ("frequency", {"repeats": 5})):
         att = get_attack(name, mech, k=5, **kw)
-        setup, dt, rep = timed(att, obs, shadow, rng)
+        setup, dt, rep = timed(att, obs, shadow, rng, private)
         row(f"{name} (santext+)", setup, dt, obs.n_targets, rep)
         if name == "bayes":
             t0 = time.perf_counter()
@@ -139,6 +144,29 @@ def main() -> None:
         d = att.details(obs_mp, None)
         row("oracle (2-random, 10 sentences)", setup, dt, obs_mp.n_targets, rep,
             f"MRR {d['mrr_sentence']:.2f} Pr@5 {d['pr_at_5_sentence']:.2f} edit {d['edit_distance']:.2f}")
+
+
+def in_context(n_cand: int, n_targets: int = 3) -> None:
+    """Seconds per attacked unit for ``Pr(y | x, c)`` over ``n_cand`` candidates (the Bayesian attacks'
+    cost on contextual mechanisms), Cape (ε = 4, SmolLM2 device) and Stencil(9, 0.8), smollm2 space."""
+    from dptext.attacks._incontext import column_in_context
+    from dptext.mechanisms import get_mechanism
+    from dptext.mechanisms.base import Mechanism
+
+    text = "My doctor said the biopsy results from the hospital were normal, so we celebrated with dinner."
+    print(f"load average {os.getloadavg()[0]:.1f}; {n_cand} candidates, {n_targets} targets")
+    for name, kw in (("cape", {"epsilon": 4}), ("stencil", {"sigma": 0.8})):
+        mech = get_mechanism(name, seed=0, **kw)
+        seg = Mechanism.segment(mech, text)
+        pos, idx = mech.vocab_positions(seg)
+        cand = np.random.default_rng(0).choice(np.flatnonzero(mech.input_mask), size=n_cand, replace=False)
+        column_in_context(mech, seg, int(pos[0]), cand[:8], int(idx[0]))  # warm-up (model load, caches)
+        t0 = time.perf_counter()
+        for t in range(n_targets):
+            column_in_context(mech, seg, int(pos[t + 1]), cand, int(idx[t + 1]))
+        per = (time.perf_counter() - t0) / n_targets
+        print(f"{name:8s} {per:8.3f} s per attacked unit over {n_cand} candidates "
+              f"(= {per / n_cand * 1e3:.2f} ms per candidate; |V| = {mech.space.size})", flush=True)
 
 
 if __name__ == "__main__":

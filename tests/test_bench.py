@@ -248,3 +248,20 @@ def test_cli_run_and_plot(ran, tmp_path):
     assert list((tmp_path / "f").glob("*.png"))
     assert main(["bench", "run", str(tmp_path / "missing.yaml")]) == 2
     assert main(["bench", "run", str(spec), "--engine", "nope"]) == 2
+
+
+def test_only_selects_experiments_mechanisms_and_variants():
+    from dptext.bench.engine import select_cells
+
+    sweep = parse_sweep({"name": "s", "datasets": [{"name": "wiki", "limit": 2}], "experiments": [
+        {"name": "a", "mechanisms": [{"name": "rantext", "epsilon": [2, 6]},
+                                     {"name": "rantext", "label": "paper-z", "epsilon": 2}]},
+        {"name": "b", "mechanisms": [{"name": "custext+", "epsilon": 2}]}]})
+    pick = lambda only: sorted((c["experiment"], c["label"] or c["mechanism"], c["epsilon"])  # noqa: E731
+                               for c in select_cells(sweep.cells, only))
+    assert pick(["b"]) == [("b", "custext+", 2.0)]
+    assert pick(["a/rantext"]) == [("a", "paper-z", 2.0), ("a", "rantext", 2.0), ("a", "rantext", 6.0)]
+    assert pick(["a/paper-z", "b/custext+"]) == [("a", "paper-z", 2.0), ("b", "custext+", 2.0)]
+    assert len(select_cells(sweep.cells, None)) == 4
+    with pytest.raises(DPTextError, match="selects no cell"):
+        select_cells(sweep.cells, ["c"])

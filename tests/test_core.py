@@ -184,3 +184,18 @@ def test_get_mechanism_accepts_a_loaded_space():
     glove = get_space("glove-50d")
     m = get_mechanism("custext", epsilon=2, space=glove)
     assert m.space is glove and m.name == "custext"
+
+
+def test_top_labels_the_row_against_the_closed_form():
+    """SANTEXT's row is exp(-eps d/2) normalised: top(k) must list its k largest entries with their units."""
+    m = get_mechanism("santext", epsilon=2)
+    i = m.space.lookup("hospital")
+    d = np.linalg.norm(m.space.embeddings.astype(np.float64) - m.space.embeddings[i].astype(np.float64), axis=1)
+    w = np.exp(-2 * d / 2) * m.output_mask
+    p = w / w.sum()
+    want = np.argsort(-p, kind="stable")[:5]
+    got = m.top("hospital", 5)
+    assert [u for u, _ in got] == [m.space.units[j] for j in want]
+    assert np.allclose([q for _, q in got], p[want], rtol=1e-4)
+    with pytest.raises(ParameterError):
+        m.top("hospital", 0)

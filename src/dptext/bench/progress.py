@@ -5,8 +5,9 @@ that dptext uses (``add_task``, ``advance``, ``update``), or ``None`` when disab
 
 * stderr is a terminal: a transient rich progress bar;
 * otherwise (CI logs, pipes): :class:`LogProgress`, which writes one line when a
-  task starts, then at most one line per ``interval`` seconds per task with its
-  count and elapsed time, and one line when it completes.
+  task starts, then one line per ``interval`` seconds (``$DPTEXT_LOG_INTERVAL``,
+  default 10) per running task with its count and elapsed time, even while
+  nothing advances it, and one line when it completes.
 
 Tasks without a known total (``total=None``) are stages ("loading dataset tweets").
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from contextlib import contextmanager
 
@@ -28,6 +30,21 @@ class LogProgress:
         self.prefix = prefix
         self.tasks: dict[int, dict] = {}
         self.t0 = time.monotonic()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._beat = threading.Thread(target=self._heartbeat, name="dptext-progress", daemon=True)
+        self._beat.start()
+
+    def _heartbeat(self) -> None:
+        """A line per running task every ``interval`` seconds, even when nothing advances it."""
+        while not self._stop.wait(max(self.interval, 0.2)):
+            with self._lock:
+                for task in self.tasks.values():
+                    if not task["finished"] and time.monotonic() - task["last"] >= self.interval:
+                        self._line(task, "running")
+
+    def close(self) -> None:
+        self._stop.set()
 
     def _line(self, task: dict, what: str) -> None:
         done, total = task["completed"], task["total"]
@@ -37,6 +54,10 @@ class LogProgress:
         task["last"] = time.monotonic()
 
     def add_task(self, description: str, total: float | None = None, **_) -> int:
+        with self._lock:
+            return self._add(description, total)
+
+    def _add(self, description: str, total: float | None) -> int:
         tid = len(self.tasks)
         now = time.monotonic()
         self.tasks[tid] = {"description": description, "total": total, "completed": 0, "start": now, "last": now,
@@ -47,7 +68,10 @@ class LogProgress:
 
     def update(self, task_id: int, *, advance: float | None = None, completed: float | None = None,
                description: str | None = None, total: float | None = None, **_) -> None:
-        task = self.tasks[task_id]
+        with self._lock:
+            self._update(self.tasks[task_id], advance, completed, description, total)
+
+    def _update(self, task: dict, advance, completed, description, total) -> None:
         if description is not None:
             task["description"] = description
         if total is not None:
@@ -67,10 +91,11 @@ class LogProgress:
 
     def stage_done(self, task_id: int) -> None:
         """Close a stage (a task without a total)."""
-        task = self.tasks[task_id]
-        if not task["finished"]:
-            task["finished"] = True
-            self._line(task, "done")
+        with self._lock:
+            task = self.tasks[task_id]
+            if not task["finished"]:
+                task["finished"] = True
+                self._line(task, "done")
 
 
 def _is_terminal(stream) -> bool:
@@ -88,7 +113,11 @@ def progress(enabled: bool = True, stream=None):
         return
     stream = stream or sys.stderr
     if not _is_terminal(stream):
-        yield LogProgress(stream)
+        log = LogProgress(stream)
+        try:
+            yield log
+        finally:
+            log.close()
         return
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn

@@ -186,8 +186,9 @@ class CusText(Mechanism):
         if self.strategy == "aggressive":
             scope = ("ε-DP between inputs whose (own) candidate lists contain the output; lists overlap, "
                      "unbounded otherwise")
-        return PrivacyClaim(mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set", bound=self.epsilon,
-                            scope=scope, details={"k": self.k, "strategy": self.strategy, "across_lists": "inf"})
+        # bound: the worst case over ANY pair of inputs, which is unbounded (lists differ); ε is the in-scope value
+        return PrivacyClaim(mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set", bound=float("inf"),
+                            scope=scope, details={"k": self.k, "strategy": self.strategy, "within_list": self.epsilon})
 
 
 @register("custext+")

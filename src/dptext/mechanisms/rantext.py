@@ -164,8 +164,10 @@ class RanText(Mechanism):
         return out
 
     def privacy(self) -> PrivacyClaim:
+        # bound: the worst case over ANY pair of inputs, unbounded (supports differ across lists);
+        # ε is the value within a shared list
         return PrivacyClaim(
-            mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set", bound=self.epsilon,
+            mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set", bound=float("inf"),
             scope="ε-DP between inputs that share the random adjacency list C_r (exponential mechanism "
                   "with utility sensitivity 1); no bound across inputs outside each other's C_r",
             details={"Z": self.z, "noise": self.noise, "noise_curve": self.curve.to_dict(),

@@ -1,4 +1,4 @@
-"""Benchmark: Cape latency and token-manipulation throughput (issue 4).
+"""Benchmark: Cape latency and token-manipulation throughput.
 
 * Cape: a 50-unit prompt on ``smollm2``: device-model pass + sampling, median of 10 runs
   (after one warm-up that loads the model and the calibrated clip bound).
@@ -12,7 +12,7 @@
   without the exact pruning the mechanism applies first).
 
 The document is deterministic: words drawn Zipf-like (by frequency rank) from the space's
-vocabulary, sentences of 8-20 words with commas and full stops. Targets (issue 4): Cape <= 100 ms
+vocabulary, sentences of 8-20 words with commas and full stops. Targets: Cape <= 100 ms
 per 50-unit prompt; Stencil and noise mapper >= 20,000 units/s; mappers >= 1,000,000 units/s.
 
     python benchmarks/bench_tokenmanip.py [--space smollm2] [--units 10000] [--skip-cape] [--ef 64,256]

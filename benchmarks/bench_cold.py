@@ -94,6 +94,7 @@ def main() -> None:
     ap.add_argument("--units", type=int, default=10_000)
     ap.add_argument("--before", default=None, help="source tree of the version to compare with")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", default=None, help="comma-separated mechanisms to run (default: all)")
     a = ap.parse_args()
     here = str(Path(__file__).resolve().parents[1] / "src")
     trees = [("after", here)] + ([("before", a.before)] if a.before else [])
@@ -102,6 +103,8 @@ def main() -> None:
           f"{'warm u/s':>10s} {'RSS MiB':>8s} | per CPU-second: {'cold':>8s} {'incl.load':>9s} {'warm':>8s}"
     print(hdr)
     for name, space in CONFIGS:
+        if a.only and name not in a.only.split(","):
+            continue
         for label, src in trees:
             r = measure(src, name, space, a.units, a.repeat)
             print(f"{name:9s} {space:11s} {label:6s} {r['load_s']:7.3f} {r['cold']:10.0f} {r['incl_load']:10.0f} "

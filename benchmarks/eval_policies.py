@@ -31,6 +31,21 @@ from pathlib import Path
 import numpy as np
 
 
+class _AllMarked:
+    """``all`` with the detected spans marked: a tiered plan at the same ε everywhere (built on first use)."""
+
+    def __new__(cls, entity_epsilon):
+        from dptext.privacy.policy import TieredPolicy
+
+        class AllMarked(TieredPolicy):
+            name = "all"
+
+            def validate(self, epsilon):  # the same ε on every span is the point here
+                pass
+
+        return AllMarked(entity_epsilon=entity_epsilon)
+
+
 def run_policy(sanitizer, policy, docs, seed):
     """(sanitized texts, PerturbResults of detected spans, of other spans)."""
     from dptext.pipeline import Segment
@@ -88,7 +103,7 @@ def main(argv=None) -> int:
                  for i, d in enumerate(pipe_docs)]
     for eps in args.epsilons:
         spec = MechanismSpec(args.mechanism, epsilon=eps)
-        pols = {"all": get_policy("tiered", entity_epsilon=eps, wordlist=None),
+        pols = {"all": _AllMarked(entity_epsilon=eps),
                 "entities": base,
                 "tiered": get_policy("tiered", entity_epsilon=round(eps / 3, 4))}
         for name, pol in pols.items():

@@ -13,17 +13,21 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 VPY=.venv/bin/python
 
-# llama.cpp is compiled from its (hash-checked) source here. ggml's AMX kernels crash on multi-token
+# llama.cpp is compiled from its (hash-checked) source here, without the multimodal library
+# (dptext never loads it; about 50 fewer files to compile). ggml's AMX kernels crash on multi-token
 # batches where the CPU reports AMX but the kernel does not enable it, and -march=native would turn
 # them on. So on x86_64 the build names each instruction-set extension this CPU reports, AMX never.
-if [ -z "${CMAKE_ARGS:-}" ] && [ "$(uname -m)" = x86_64 ] && [ -r /proc/cpuinfo ]; then
-  flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-  has() { for f in "$@"; do [[ $flags == *" $f "* ]] || { echo OFF; return; }; done; echo ON; }
-  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_SSE42=$(has sse4_2) -DGGML_AVX=$(has avx) -DGGML_AVX2=$(has avx2)"
-  CMAKE_ARGS+=" -DGGML_BMI2=$(has bmi2) -DGGML_FMA=$(has fma) -DGGML_F16C=$(has f16c) -DGGML_AVX_VNNI=$(has avx_vnni)"
-  CMAKE_ARGS+=" -DGGML_AVX512=$(has avx512f avx512cd avx512vl avx512dq avx512bw)"
-  CMAKE_ARGS+=" -DGGML_AVX512_VBMI=$(has avx512vbmi) -DGGML_AVX512_VNNI=$(has avx512_vnni)"
-  CMAKE_ARGS+=" -DGGML_AVX512_BF16=$(has avx512_bf16) -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+if [ -z "${CMAKE_ARGS:-}" ]; then
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF"
+  if [ "$(uname -m)" = x86_64 ] && [ -r /proc/cpuinfo ]; then
+    flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+    has() { for f in "$@"; do [[ $flags == *" $f "* ]] || { echo OFF; return; }; done; echo ON; }
+    CMAKE_ARGS+=" -DGGML_NATIVE=OFF -DGGML_SSE42=$(has sse4_2) -DGGML_AVX=$(has avx) -DGGML_AVX2=$(has avx2)"
+    CMAKE_ARGS+=" -DGGML_BMI2=$(has bmi2) -DGGML_FMA=$(has fma) -DGGML_F16C=$(has f16c) -DGGML_AVX_VNNI=$(has avx_vnni)"
+    CMAKE_ARGS+=" -DGGML_AVX512=$(has avx512f avx512cd avx512vl avx512dq avx512bw)"
+    CMAKE_ARGS+=" -DGGML_AVX512_VBMI=$(has avx512vbmi) -DGGML_AVX512_VNNI=$(has avx512_vnni)"
+    CMAKE_ARGS+=" -DGGML_AVX512_BF16=$(has avx512_bf16) -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+  fi
 fi
 export CMAKE_ARGS="${CMAKE_ARGS:-}"
 

@@ -32,11 +32,11 @@ class UniformSamplerCusText(CusText):
 class DoubledEpsCusText(CusText):
     """Samples and reports rows at 2ε (consistently) but claims ε."""
 
-    def _list_probs(self):
+    def _list_probs(self, ids):
         eps = self.epsilon
         self.epsilon = 2 * eps
         try:
-            return super()._list_probs()
+            return super()._list_probs(ids)
         finally:
             self.epsilon = eps
 

@@ -1,4 +1,4 @@
-"""Cape (SPEC 1.4): bucketized EM closed form, sampling vs transition, lambda effects, kept units.
+"""Cape: bucketized EM closed form, sampling vs transition, lambda effects, kept units.
 
 Runs the real device model (SmolLM2-135M through llama.cpp) on the real spaces.
 """
@@ -27,7 +27,7 @@ def cape(device):
 
 
 def closed_form(u, eps, du, nb):
-    """Independent scalar implementation of SPEC 1.4's bucket probabilities."""
+    """Independent scalar implementation of the bucket probabilities (docs/algorithms.md, "Cape")."""
     lo, hi = min(u), max(u)
     w = (hi - lo) / nb
     members = {}
@@ -193,6 +193,21 @@ def test_keeps_stopwords_and_reports_proven_unit_bounds(cape):
     k = [j for j, r in enumerate(perturbed) if r.original == "biopsy"][0]
     worst_pair = max(float((logr[0] - logr[1:]).max()), float((logr[1:] - logr[0]).max()))
     assert 0 < worst_pair <= proven[k] + 1e-9
+    # and it is attained by explicit adversarial inputs (utility rows of range Δu), one per direction:
+    # x's least likely output alone at the top of x''s range ...
+    from dptext.privacy.claims import extreme_rows
+
+    lo_t = int(np.argmin(logr[0]))
+    up = np.zeros((1, cape.space.size))
+    up[0, lo_t] = cape.sensitivity
+    up_row = rows_from_law(*bucket_law(up, cape.epsilon, cape.sensitivity, cape.n_buckets))[0]
+    # ... and x's most likely output at the bottom with most units, one unit under each top bucket edge
+    hi_t = int(np.argmax(logr[0]))
+    _, low, _ = extreme_rows(cape.epsilon, cape.n_buckets, cape.space.size, delta_u=cape.sensitivity)
+    low[[0, hi_t]] = low[[hi_t, 0]]
+    low_row = rows_from_law(*bucket_law(low[None, :], cape.epsilon, cape.sensitivity, cape.n_buckets))[0]
+    attained = max(float(np.log(up_row[lo_t]) - logr[0, lo_t]), float(logr[0, hi_t] - np.log(low_row[hi_t])))
+    assert attained == pytest.approx(proven[k], abs=1e-6)
     nz = counts[0][counts[0] > 0]
     assert thm[k] == pytest.approx(cape.epsilon + math.log(nz.max() / nz.min()))
     assert cape.settings()["clip"] > 0

@@ -128,6 +128,13 @@ def test_progress_bar_on_a_terminal(tmp_path):
     assert b"dptext: sanitizing (local):" not in seen  # not the plain log lines
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()[:60]
+    except OSError:
+        return b"(gone)"
+
+
 def _wait_for(cond, timeout: float, proc=None) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -179,21 +186,36 @@ def test_ray_run_is_quiet_and_kill_9_of_the_driver_leaves_no_ray_process(tmp_pat
                             env={**os.environ, "DPTEXT_TEST_TAG": tag})
 
     def ray_workers_up():
-        return any(Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::MapWorker")
-                   for pid in tagged_processes(tag) if Path(f"/proc/{pid}/cmdline").exists())
+        return any(_cmdline(pid).startswith(b"ray::MapWorker") for pid in tagged_processes(tag))
 
     try:
         assert _wait_for(ray_workers_up, 400, proc), "Ray never started its workers"
         assert len(tagged_processes(tag)) > 3  # gcs server, raylet, agents, workers
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        # without a teardown the dashboard and runtime-env agents outlive the driver by a minute or more
-        gone = _wait_for(lambda: tagged_processes(tag) == [], 20)
-        left = [Path(f"/proc/{pid}/cmdline").read_bytes()[:60] for pid in tagged_processes(tag)]
+        t_kill = time.monotonic()
+        # without a teardown the dashboard and runtime-env agents outlive the driver (by 30 s to minutes here)
+        gone = _wait_for(lambda: tagged_processes(tag) == [], 12)
+        took = time.monotonic() - t_kill
+        left = [_cmdline(pid) for pid in tagged_processes(tag)]
     finally:
         for pid in tagged_processes(tag):  # never leave this test's processes behind, whatever happened
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    assert gone, f"Ray processes survived the driver: {left}"
+    assert gone, f"Ray processes survived the driver by {took:.0f} s: {left}"
+
+
+def test_policy_entities_through_sanitize_corpus(tmp_path):
+    rows = [{"id": 0, "text": "Maria Lopez moved to Berlin last spring."},
+            {"id": 1, "text": "Write to maria@example.org about the invoice."}]
+    src = write_jsonl(tmp_path / "in.jsonl", rows)
+    p = sanitize(src, tmp_path / "out.jsonl", "--policy", "entities", "--entity-types", "PERSON,GPE,EMAIL", "-q")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["policy"] == {"name": "entities", "entity_types": ["PERSON", "GPE", "EMAIL"]}
+    out = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert "Maria Lopez" not in out[0]["text"] and "Berlin" not in out[0]["text"]
+    assert "moved to" in out[0]["text"]  # outside the detected spans the text passes in clear
+    assert "maria@example.org" not in out[1]["text"] and "about the invoice." in out[1]["text"]
+    assert out[0]["privacy_report"]["policy"]["name"] == "entities"

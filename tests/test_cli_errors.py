@@ -42,6 +42,9 @@ def one_error_line(p) -> str:
     (["frobnicate"], "No such command 'frobnicate'"),
     (["infer", "--remote", "notaurl"], "--remote: invalid remote 'notaurl': not a URL"),
     (["infer", "--remote", "ftp://example.org"], "unsupported scheme 'ftp'"),
+    (["perturb", "--policy", "nope", "x"], "--policy: unknown policy 'nope'"),
+    (["perturb", "--policy", "entities", "--entity-types", "PERSON,NOPE", "x"], "--entity-types"),
+    (["sanitize-corpus", "in.jsonl", "out.jsonl", "-m", "rantext", "-e", "3", "--policy", "nope"], "--policy"),
 ])
 def test_usage_mistakes_are_one_line_exit_2(args, needle):
     p = run(*args)
@@ -211,3 +214,22 @@ def tagged_processes(tag: str) -> list[int]:
             except OSError:
                 pass
     return pids
+
+
+def test_spaces_name_prints_the_rantext_calibration():
+    p = run("spaces", "cl100k-11k")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.decode().strip().splitlines()
+    assert lines[0].startswith("cl100k-11k: 11000 units x 384 dims")
+    cal = lines[1]
+    assert cal.startswith("rantext noise (calibrated on 'happy'): Z(eps) = ") and "at eps 2/6/10/14: " in cal, cal
+    achieved, targets = cal.split("at eps 2/6/10/14: ")[1].split(" % (targets ")
+    for got, want in zip(achieved.split("/"), targets.rstrip(" %)").split("/")):
+        assert abs(float(got) - float(want)) <= 1.5  # within 1.5 points of the paper's targets
+
+
+def test_santext_at_huge_epsilon_keeps_every_unit():
+    p = run("perturb", "-m", "santext", "-e", "1e39", "--seed", "1", "-q", "the surgeon")
+    assert p.returncode == 0, p.stderr
+    assert b"Warning" not in p.stderr  # no float overflow (a cold cache may add progress lines)
+    assert p.stdout.decode().strip() == "the surgeon"

@@ -114,6 +114,10 @@ def test_memo_makes_repeats_identical_and_free(spec):
     other = {Sanitizer(spec).sanitize([Segment(PRIVATE, True)]).texts[0] for _ in range(5)}
     assert len(other) == 5
     assert s.sanitize([Segment(PRIVATE, True)], scope="bob").report["memo_hits"] == 0
+    # a per-call memo replaces the Sanitizer's own for that call only
+    held = DictMemo()
+    r = s.sanitize([Segment(PRIVATE, True)], scope="alice", memo=held)
+    assert r.report["memo_hits"] == 0 and len(held.store) == 1 and len(memo.store) == 2
 
 
 @dataclass
@@ -172,3 +176,26 @@ def test_build_takes_a_loaded_space_only_when_it_is_the_named_one(spec):
     with pytest.raises(ParameterError) as err:
         MechanismSpec(mechanism="rantext", epsilon=3).build(space=glove)  # rantext's space is cl100k-11k
     assert err.value.param == "space"
+
+
+def test_get_mechanism_accepts_a_loaded_space():
+    from dptext.spaces import get_space
+
+    glove = get_space("glove-50d")
+    m = get_mechanism("custext", epsilon=2, space=glove)
+    assert m.space is glove and m.name == "custext"
+
+
+def test_top_labels_the_row_against_the_closed_form():
+    """SANTEXT's row is exp(-eps d/2) normalised: top(k) must list its k largest entries with their units."""
+    m = get_mechanism("santext", epsilon=2)
+    i = m.space.lookup("hospital")
+    d = np.linalg.norm(m.space.embeddings.astype(np.float64) - m.space.embeddings[i].astype(np.float64), axis=1)
+    w = np.exp(-2 * d / 2) * m.output_mask
+    p = w / w.sum()
+    want = np.argsort(-p, kind="stable")[:5]
+    got = m.top("hospital", 5)
+    assert [u for u, _ in got] == [m.space.units[j] for j in want]
+    assert np.allclose([q for _, q in got], p[want], rtol=1e-4)
+    with pytest.raises(ParameterError):
+        m.top("hospital", 0)

@@ -89,3 +89,15 @@ def test_paraphrase_with_smollm2_reports_the_document_bound():
     assert rep["claim"]["bound"] == pytest.approx(16 * 2 * 20 / 0.5)
     assert math.isclose(rep["claim"]["details"]["epsilon_token"], 80.0)
     assert [u.action for u in a.units] == ["perturbed"]
+
+
+def test_low_temperature_limit_is_llama_cpp_greedy_decoding():
+    # at T = 0.001 the law puts all mass on the top logit: our logits and sampler must reproduce
+    # llama.cpp's own greedy decoding token for token
+    n = 12
+    mech = DPPrompt(temperature=0.001, clip_min=-10.0, clip_max=100.0, max_tokens=n)
+    ours = mech.perturb(DOC, rng=np.random.default_rng(0)).text
+    llm, lock = mech._model()
+    with lock:
+        ref = llm.create_completion(mech.prompt(DOC), max_tokens=n, temperature=0.0)["choices"][0]["text"]
+    assert ours == ref.strip() and ours

@@ -70,7 +70,7 @@ def test_end_to_end_remote_receives_only_the_perturbed_prompt(mech, model):
         assert r.timings[stage] > 0
     assert r.timings["total"] >= r.timings["remote"] + r.timings["extract"]
     p = r.privacy
-    assert p["mechanism"] == "rantext" and p["epsilon"] == 3 and p["claim"]["bound"] == 3
+    assert p["mechanism"] == "rantext" and p["epsilon"] == 3 and p["claim"]["epsilon"] == 3 and p["claim"]["bound"] == "inf"
     assert p["perturbed"] + p["kept"] + p["dropped"] == len(r.units) > 10
     assert p["perturbed"] > p["kept"]
     d = r.to_dict()
@@ -184,7 +184,8 @@ def test_cli_default_run_and_json(capsys):
 @pytest.mark.parametrize("argv, msg", [
     (["infer", "   "], "empty"),
     (["infer", "--epsilon", "-1", "x y"], "epsilon"),
-    (["infer", "--remote", "ftp://host/v1", "x y"], "unknown backend"),
+    (["infer", "--remote", "ftp://host/v1", "x y"], "unsupported scheme"),
+    (["infer", "--remote", "notaurl", "x y"], "--remote: invalid remote"),
     (["infer", "--local", "/nope/model.gguf", "x y"], "not found"),
     (["infer", "--task", "answer", "x y"], "instruction"),
     (["infer", "--task", "poem", "x y"], "unknown task"),

@@ -47,6 +47,7 @@ def test_entities_plan_tiles_text_and_marks_detected_spans(entities):
     assert labels["4111 1111 1111 1111"][0] == "CARD"
     assert all(s.epsilon is None for s in plan)
     assert "in clear" in entities.describe()["scope"]
+    assert "TERM" not in entities.describe()["types"]  # no word list given
 
 
 def test_tiered_perturbs_everything_with_smaller_epsilon_on_entities():

@@ -63,7 +63,7 @@ def test_homogeneity_closed_form():
 def test_rantext_rows_at_fixed_dstar_are_the_strict_list():
     mech = get_mechanism("rantext", epsilon=3.0, seed=0)
     x = mech.index_of("house")
-    dist = mech.space.distances([x])[0]
+    dist = mech.space.distances([x])[0].astype(np.float64)
     d2 = float(np.sort(np.unique(dist))[2])  # exactly the second-nearest distance: excluded by "<"
     row = mech.transition(x, dstar=d2)
     assert set(np.flatnonzero(row > 0)) == set(np.flatnonzero(dist < d2))

@@ -80,8 +80,10 @@ def test_voting_attack_over_resent_history(capsys):
     assert len(words) >= 60
     text = " ".join(words)
     figures = {}
+    # InferDPT's published noise constants: the setting in which a copy keeps ~15 % of its units, so that voting
+    # over fresh copies has something to gain (the space-calibrated default keeps far fewer)
     for memo in (False, True):  # one 20-turn conversation each; the attacker votes over its first k copies
-        with proxy(privacy={"memo": {"enabled": memo}}) as (url, rec):
+        with proxy(privacy={"memo": {"enabled": memo}, "options": {"noise": "paper"}}) as (url, rec):
             copies = resend_history(url, rec, text, 20)
         for k in (1, 8, 20):
             figures[memo, k] = vote_recovery(words, copies[:k])

@@ -1,4 +1,4 @@
-"""Token manipulation (SPEC 1.5): lossy mappers, Stencil, punctuated Stencil, noise mapper; minilm-wordpiece."""
+"""Token manipulation: lossy mappers, Stencil, punctuated Stencil, noise mapper; minilm-wordpiece."""
 
 import json
 import os
@@ -50,7 +50,7 @@ def test_minilm_segmentation_round_trip_and_rendering():
 # ----- lossy mappers --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", MAPPERS)
 def test_mapper_groups_partition_and_map_inside(space, name):
-    m = get_mechanism(name, space=space, key=11)
+    m = get_mechanism(name, space=space.name, key=11)
     n = space.size
     members = np.concatenate(m.groups)
     assert np.array_equal(np.sort(members), np.arange(n))  # a partition: every unit exactly once
@@ -82,8 +82,8 @@ def test_random_mapper_deterministic_given_key(name):
 
 
 def test_frequency_rule(space):
-    hi = get_mechanism("high-freq", space=space)
-    lo = get_mechanism("low-freq", space=space)
+    hi = get_mechanism("high-freq", space=space.name)
+    lo = get_mechanism("low-freq", space=space.name)
     n = space.size
     order = np.lexsort((np.arange(n), -space.freq))
     h = n // 2
@@ -119,7 +119,7 @@ def _vocab_outputs(res, space):
 
 @pytest.mark.parametrize("name", ("stencil", "punctuated-stencil"))
 def test_stencil_never_returns_original(space, name):
-    m = get_mechanism(name, space=space)
+    m = get_mechanism(name, space=space.name)
     for x, y in _vocab_outputs(m.perturb(TEXT + " The dog, the fox and the dog again."), space):
         assert y >= 0 and y != x
     for unit in ("fox", "lazy"):
@@ -133,7 +133,7 @@ def test_stencil_never_returns_original(space, name):
 
 @pytest.mark.parametrize("sigma", (0.0, 1e-3))
 def test_stencil_sigma_to_zero_is_nearest_other_unit(space, sigma):
-    m = get_mechanism("stencil", space=space, sigma=sigma)
+    m = get_mechanism("stencil", space=space.name, sigma=sigma)
     res = m.perturb(TEXT)
     pairs = _vocab_outputs(res, space)
     x = np.asarray([a for a, _ in pairs])
@@ -160,7 +160,7 @@ def test_stencil_window_weights():
 
 def test_punctuated_stencil_uses_only_neighbours():
     space = get_space("smollm2")
-    m = get_mechanism("punctuated-stencil", space=space, n=3, sigma=1.0)
+    m = get_mechanism("punctuated-stencil", space=space.name, n=3, sigma=1.0)
     row = m.transition("brown", context="quick brown fox")
     v = space.embeddings[space.lookup("quick")] + space.embeddings[space.lookup("fox")]
     assert row.argmax() == space.nearest(v, k=1, exclude=[space.lookup("brown")])[0, 0]
@@ -168,7 +168,7 @@ def test_punctuated_stencil_uses_only_neighbours():
 
 # ----- noise mapper -----------------------------------------------------------------------------------
 def test_noise_pruned_search_is_exact(space):
-    m = get_mechanism("noise-mapper", epsilon=300.0, space=space)
+    m = get_mechanism("noise-mapper", epsilon=300.0, space=space.name)
     rng = np.random.default_rng(0)
     x = rng.integers(0, space.size, 200)
     e64 = space.embeddings.astype(np.float64)
@@ -205,7 +205,7 @@ def test_noise_nearest_neighbour_hit_rate_falls_with_eta(space):
     x = rng.choice(space.size, 300, replace=False)
     rates = []
     for eta in (3000.0, 300.0, 100.0, 30.0):
-        m = get_mechanism("noise-mapper", eta=eta, space=space)
+        m = get_mechanism("noise-mapper", eta=eta, space=space.name)
         y = m._sample(x, rng)
         guess = space.nearest(space.embeddings[y], k=1, exclude=y, metric="euclidean")[:, 0]
         rates.append(float(np.mean(guess == x)))
@@ -229,7 +229,7 @@ def test_cli_runs_every_mechanism_of_the_area():
                  if u["action"] == "perturbed" and u["reason"] == "vocab"]
         assert len(pairs) >= 5 and all(y >= 0 for _, y in pairs) and "##" not in res["text"]
         if name in ("2-random", "high-freq"):
-            m = get_mechanism(name, space=space, seed=1)
+            m = get_mechanism(name, space=space.name, seed=1)
             assert all(m.mapping[y] == y and m.group_of[x] == m.group_of[y] for x, y in pairs)
         else:
             assert all(x != y for x, y in pairs)

@@ -80,7 +80,8 @@ def test_mechanisms_lists_every_registered_mechanism_with_its_default_space(clie
 
     data = client.get("/api/mechanisms").json()
     got = {m["name"]: m["default_space"] for m in data["mechanisms"]}
-    assert got == {name: cls.default_space for name, cls in MECHANISMS.items()}
+    per_unit = {name: cls.default_space for name, cls in MECHANISMS.items() if cls.default_space is not None}
+    assert got == per_unit and {"rantext", "santext", "cape"} <= set(got)
     assert data["oov"] == ["drop", "random", "keep"] and data["retention_epsilons"] == list(range(1, 17))
     assert next(m for m in data["mechanisms"] if m["name"] == "cape")["contextual"] is True
     assert next(m for m in data["mechanisms"] if m["name"] == "high-freq")["dp"] is False
@@ -169,11 +170,35 @@ def test_cape_rows_are_in_context_and_retention_agrees_with_them(client):
     assert a["top"] != c["top"] or a["self_prob"] != c["self_prob"]
     res = client.post("/api/perturb", json={"mechanism": "cape", "epsilon": 3, "text": text, "seed": 5}).json()
     words = [u for u in res["units"] if u["original"] != "."]
-    assert all(u["epsilon"] >= 3 for u in words if u["sampled"])  # ε + ln(max|b| / min|b|) >= ε
-    assert res["report"]["unit_epsilon_max"] == max(u["epsilon"] for u in words if u["sampled"])
+    unit_eps = [u["epsilon"] for u in words if u["sampled"]]
+    bound = res["report"]["claim"]["bound"]  # each unit's proven loss is within the worst case
+    assert unit_eps and all(0 < e <= bound + 1e-9 for e in unit_eps) and len(set(unit_eps)) > 1
+    assert res["report"]["unit_epsilon_max"] == max(unit_eps)
     expect = np.mean([row(text, u["pos"])["self_prob"] if u["sampled"] else 1.0 for u in words])
     curve = client.post("/api/retention", json={"mechanism": "cape", "text": text}).json()
     assert curve["method"].startswith("exact") and curve["retention"][2] == pytest.approx(expect, rel=1e-6)
+
+
+def test_entity_policies_keep_public_text_and_set_span_epsilon(client):
+    pytest.importorskip("dptext.privacy.policy")
+    text = "Please write to ann@example.com about the rent before Friday."
+    base = {"mechanism": "santext", "epsilon": 4, "text": text, "seed": 2}
+    res = client.post("/api/perturb", json={**base, "policy": "entities"}).json()
+    private = [s for s in res["spans"] if s["private"]]
+    assert any("ann@example.com" in s["text"] for s in private)
+    assert "".join(s["text"] for s in res["spans"]) == text
+    for u in res["units"]:
+        if not res["spans"][u["span"]]["private"]:
+            assert (u["class"], u["reason"], u["output"]) == ("kept", "public", u["original"])
+    assert res["report"]["policy"]["name"] == "entities"
+    tiered = client.post("/api/perturb", json={**base, "policy": "tiered", "entity_epsilon": 1}).json()
+    assert all(s["private"] for s in tiered["spans"])
+    for u in tiered["units"]:
+        if u["sampled"]:
+            assert u["epsilon"] == tiered["spans"][u["span"]]["epsilon"]
+            assert u["epsilon"] == (1 if tiered["spans"][u["span"]]["label"] else 4)
+    r = client.post("/api/perturb", json={**base, "policy": "tiered", "entity_epsilon": 9})
+    assert r.status_code == 400 and r.json()["field"] == "entity_epsilon"
 
 
 @pytest.mark.parametrize("body,status,field,words", [
@@ -181,6 +206,7 @@ def test_cape_rows_are_in_context_and_retention_agrees_with_them(client):
     ({"text": TEXT, "epsilon": 0}, 400, "epsilon", "greater than 0"),
     ({"text": TEXT, "epsilon": "abc"}, 400, "epsilon", "number"),
     ({"text": TEXT, "mechanism": "nope"}, 400, "mechanism", "unknown mechanism"),
+    ({"text": TEXT, "mechanism": "dp-prompt"}, 400, "mechanism", "whole documents"),
     ({"text": TEXT, "oov": "maybe"}, 400, "oov", "OOV"),
     ({"text": "a" * 20_001}, 413, "text", "at most 20,000"),
     ({"text": TEXT, "seed": -1}, 400, "seed", "seed"),
@@ -235,14 +261,19 @@ def test_the_command_binds_loopback_and_logs_no_text(tmp_path):
     assert CANARY not in "".join(seen) + out
 
 
-def test_the_command_refuses_a_public_address_unless_asked(tmp_path):
+def test_the_command_refuses_a_public_address_unless_asked(monkeypatch):
     from dptext.commands.playground import is_loopback, playground
     from dptext.errors import DPTextError
 
+    served = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.append(kw["host"]))  # never listens here
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")
     with pytest.raises(DPTextError, match="--public"):
         playground(host="0.0.0.0", port=8090, public=False)
+    assert served == []
+    playground(host="0.0.0.0", port=8090, public=True)
+    assert served == ["0.0.0.0"]
 
 
 def fake_snapshot():

@@ -154,6 +154,8 @@ def test_perturb_hover_and_twenty_runs_match_the_api(browser, base, api, tmp_pat
 ])
 def test_bad_input_shows_the_server_message_on_the_page(browser, base, what, text, eps, words, tmp_path):
     open_page(browser, base)
+    perturb_on_page(browser, TEXT, 3, 1)  # a good result first: the bad input must clear it
+    assert browser.find_elements(By.CSS_SELECTOR, "#perturbed .unit") and el(browser, "#report-box").is_displayed()
     if text is None:  # a 1 MB paste: set the value at once (typing a megabyte would take minutes)
         browser.execute_script("document.getElementById('text').value = 'word '.repeat(200000)")
         field = el(browser, "#epsilon")
@@ -167,6 +169,7 @@ def test_bad_input_shows_the_server_message_on_the_page(browser, base, what, tex
     invalid = {"empty text": "#text", "ε = 0": "#epsilon", "1 MB paste": "#text"}[what]
     assert "invalid" in el(browser, invalid).get_attribute("class")
     assert not browser.find_elements(By.CSS_SELECTOR, "#perturbed .unit")
+    assert not el(browser, "#report-box").is_displayed()
     browser.save_screenshot(str(tmp_path / "bad-input.png"))
 
 

@@ -58,6 +58,12 @@ class Sanitizer:
     :func:`dptext.privacy.policy.get_policy` (which spans of private text are perturbed, at which ε).
     ``memo``: an object with ``key(scope, settings, text) -> bytes``, ``get(key) -> str | None`` and
     ``put(key, text)``: the same private text in the same scope is then sent the same way every time.
+
+    Accounting (``report["epsilon_spent"]``): the unit-level ε this call spent, i.e. the largest ε at
+    which any unit was freshly perturbed, and 0 when every private segment came from the memo. Repeats
+    compose (basic composition): a unit sent in k fresh calls has spent the sum of those calls'
+    ``epsilon_spent``, so a running sum per scope is the worst case for a unit present in every call.
+    For a document-level mechanism (DP-Prompt) the ε is the mechanism's document-level bound.
     """
 
     def __init__(self, spec, *, policy=None, memo=None, progress=None) -> None:
@@ -94,17 +100,21 @@ class Sanitizer:
         return self._by_epsilon[epsilon]
 
     def sanitize(self, segments: Sequence[Segment], *, rng: np.random.Generator | None = None,
-                 scope: str = "") -> Sanitized:
-        """Public segments unchanged, private ones perturbed; any failure raises PrivacyError."""
+                 scope: str = "", memo=None) -> Sanitized:
+        """Public segments unchanged, private ones perturbed; any failure raises PrivacyError.
+
+        ``memo`` overrides the Sanitizer's memo for this call (e.g. one that holds its writes back
+        until the caller has charged the request).
+        """
         try:
             with self._lock:
-                return self._sanitize(list(segments), rng, scope)
+                return self._sanitize(list(segments), rng, scope, memo if memo is not None else self.memo)
         except PrivacyError:
             raise
         except Exception as exc:  # noqa: BLE001 - fail closed on anything
             raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
 
-    def _sanitize(self, segments: list[Segment], rng, scope: str) -> Sanitized:
+    def _sanitize(self, segments: list[Segment], rng, scope: str, memo) -> Sanitized:
         counts = {"perturbed": 0, "kept": 0, "dropped": 0}
         rep = {"private_segments": 0, "public_segments": 0, "memo_hits": 0, "kept_by_policy": 0,
                "clear_private_chars": 0, "spans": []}
@@ -123,8 +133,8 @@ class Sanitizer:
                 texts.append(seg.text)
                 results.append([])
                 continue
-            key = self.memo.key(scope, self.settings, seg.text) if self.memo is not None else None
-            hit = self.memo.get(key) if key is not None else None
+            key = memo.key(scope, self.settings, seg.text) if memo is not None else None
+            hit = memo.get(key) if key is not None else None
             if hit is not None:
                 rep["memo_hits"] += 1
                 texts.append(hit)
@@ -154,7 +164,7 @@ class Sanitizer:
                 seg_results.append(res)
             text = "".join(out)
             if key is not None:
-                self.memo.put(key, text)
+                memo.put(key, text)
             texts.append(text)
             results.append(seg_results)
         report = {"mechanism": self.mechanism.name, "epsilon": self.mechanism.epsilon,

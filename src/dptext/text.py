@@ -69,18 +69,30 @@ def split_words(text: str) -> Segmentation:
     return Segmentation(pieces, text[len(text.rstrip()):])
 
 
+_WS_SPLIT: dict[str, tuple[str, str, str]] = {}  # piece -> (leading ws, core, trailing ws)
+
+
+def _split3(s: str) -> tuple[str, str, str]:
+    stripped = s.lstrip()
+    core = stripped.rstrip()
+    parts = (s[: len(s) - len(stripped)], core, stripped[len(core):])
+    if len(_WS_SPLIT) < 1_000_000:
+        _WS_SPLIT[s] = parts
+    return parts
+
+
 def split_leading_ws(piece_texts: list[str]) -> Segmentation:
     """Turn decoded tokenizer pieces into units: whitespace-only pieces join the next unit's ws."""
     pieces = []
     pending = ""
+    get = _WS_SPLIT.get
     for s in piece_texts:
-        stripped = s.lstrip()
-        if not stripped:
+        lead, core, trail = get(s) or _split3(s)
+        if not core:
             pending += s
             continue
-        core = stripped.rstrip()
-        ws = pending + s[: len(s) - len(stripped)]
-        pending = stripped[len(core):]  # trailing whitespace (e.g. ".\n") goes to the next unit
+        ws = pending + lead if pending else lead
+        pending = trail  # trailing whitespace (e.g. ".\n") goes to the next unit
         if not ws and pieces and core.isdigit() and pieces[-1].text.isdigit():
             pieces[-1] = Piece(pieces[-1].ws, pieces[-1].text + core)  # "202"+"4" is one number
         else:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from dptext.mechanisms import rantext as rantext_module
 from dptext.mechanisms.base import PrivacyClaim
 from dptext.mechanisms.custext import CusText
 from dptext.mechanisms.rantext import RanText
@@ -35,27 +34,23 @@ class GlobalDeltaRanText(RanText):
 
 
 class LessEqualRanText(RanText):
-    """The list ``{t : d(x,t) ≤ d*}`` instead of the strict ``<`` of the paper."""
+    """Rows at fixed d* over ``{t : d(x,t) ≤ d*}`` instead of the strict ``<`` of the paper.
 
-    def _sample_batch(self, idx, rng):
-        orig = rantext_module.gather_searchsorted
-        rantext_module.gather_searchsorted = lambda *a, **k: orig(*a, **{**k, "side": "right"})
-        try:
-            return super()._sample_batch(idx, rng)
-        finally:
-            rantext_module.gather_searchsorted = orig
+    (Its sampler draws d* from a continuous law, where ``<`` and ``≤`` differ with probability 0;
+    the rows at a given d*, which the audit and the exact check use, are where they differ.)
+    """
 
     def transition(self, x, *, dstar=None):
         i = self.index_of(x)
-        row = self._sorted_rows(np.asarray([i]))
-        s = row["dist"][0].astype(np.float64)
+        srt, order = self._sorted_row(i)
+        s = srt.astype(np.float64)
         grid = self.dstar_grid() if dstar is None else np.asarray([float(dstar)])
         p = np.zeros_like(s)
         for d in grid:
             w = np.where(s <= d, np.exp(-self.epsilon * s / (2.0 * d)), 0.0)
             p += w / w.sum()
         out = np.zeros_like(p)
-        out[row["order"][0]] = p / len(grid)
+        out[order] = p / len(grid)
         return out
 
 
@@ -77,8 +72,8 @@ class DoubledSanText(SanText):
     def _probs(self, ids):
         return self._swap(super()._probs, ids)
 
-    def _cdf_rows(self, ids):
-        return self._swap(super()._cdf_rows, ids)
+    def _sample(self, idx, rng):
+        return self._swap(super()._sample, idx, rng)
 
 
 class AggressiveSharedClaimCusText(CusText):

@@ -107,36 +107,5 @@ def sanitize_one(doc: DocSanitizer, entropy: int, index: int, text) -> DocResult
     return DocResult(index, out, report, units)
 
 
-def warm_rows(doc: DocSanitizer, texts) -> None:
-    """Compute a shard's per-unit rows in one batch before its documents are perturbed.
-
-    Mechanisms that keep a :class:`~dptext.mechanisms._rows.RowStore` (RANTEXT) compute the
-    rows of units they have not met yet on demand, document by document: a few rows per
-    call, each call one pass over the whole embedding matrix. Asking for all the shard's
-    units at once is several times faster on a cold worker, and changes no output (rows
-    are a pure function of the unit; randomness only comes from the document streams).
-    """
-    mech = doc.mech
-    if mech is None:
-        return
-    store = getattr(mech, "rows", None)
-    if store is None or not callable(getattr(store, "slots", None)):
-        return
-    space = mech.space
-    units = [p.text for t in texts if isinstance(t, str) for p in space.segment(t).pieces]
-    if not units:
-        return
-    ids = np.unique(space.lookup_many(units))
-    ids = ids[ids >= 0]
-    ids = ids[mech.input_mask[ids]]
-    cap = int(getattr(store, "capacity", len(ids)))
-    for start in range(0, len(ids), cap):
-        store.slots(ids[start : start + cap])
-
-
 def sanitize_shard(doc: DocSanitizer, entropy: int, indices, texts) -> list[DocResult]:
-    try:
-        warm_rows(doc, texts)
-    except DPTextError:
-        pass  # a bad document is rejected (with its reason) by sanitize_one below
     return [sanitize_one(doc, entropy, int(i), t) for i, t in zip(indices, texts)]

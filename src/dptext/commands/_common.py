@@ -13,6 +13,9 @@ MAX_INPUT_BYTES = 10 * 2**20
 EPSILON_HELP = "Privacy parameter ε > 0 (see docs/algorithms.md for what it bounds per mechanism)."
 POLICY_HELP = ("Which units are private: all (default: every unit perturbed) | entities (detected entities only, "
                "the rest in clear) | tiered (entities at --entity-epsilon, the rest at --epsilon).")
+ENTITY_TYPES_HELP = "Entity types a policy detects, comma-separated (e.g. PERSON,GPE,EMAIL; default: the policy's)."
+ENTITY_EPSILON_HELP = "ε for detected entities under --policy tiered."
+WORDLIST_HELP = "File of extra sensitive words or phrases, one per line (policies entities and tiered)."
 
 
 def read_text_arg(value: str | None, *, what: str = "input") -> str:
@@ -71,17 +74,26 @@ def mechanism_spec(mechanism: str, epsilon, *, space=None, seed=None, oov: str =
                          options=parse_params(list(params)))
 
 
-def privacy_policy(policy: str | None, entity_epsilon: float | None):
-    """The policy object for ``--policy`` / ``--entity-epsilon``; None for the default (every unit private)."""
-    if (policy is None or policy == "all") and entity_epsilon is None:
+def policy_settings(policy: str | None, entity_types: str | None = None, entity_epsilon: float | None = None,
+                    wordlist: str | None = None) -> dict | None:
+    """``--policy`` and its options as ``get_policy`` settings (``{"name": ..., ...}``); None for the default
+    (every unit private). ``--entity-types`` is a comma-separated list."""
+    opts = {"entity_types": None if entity_types is None else [t.strip() for t in entity_types.split(",") if t.strip()],
+            "entity_epsilon": entity_epsilon, "wordlist": wordlist}
+    opts = {k: v for k, v in opts.items() if v is not None}
+    if (policy is None or policy == "all") and not opts:
         return None
-    try:
-        from dptext.privacy.policy import get_policy
-    except ImportError:
-        raise ParameterError("policy", f"policy {policy!r} is not available in this installation "
-                                       "(only 'all': every unit is perturbed)") from None
-    kw = {} if entity_epsilon is None else {"entity_epsilon": entity_epsilon}
-    return get_policy(policy or "all", **kw)
+    return {"name": policy or "all", **opts}
+
+
+def privacy_policy(settings: dict | None):
+    """The policy object for :func:`policy_settings`' output (built now: a missing detector model fails here)."""
+    if settings is None:
+        return None
+    from dptext.privacy.policy import get_policy
+
+    kw = dict(settings)
+    return get_policy(kw.pop("name"), **kw)
 
 
 def unit_summary(counts: dict, oov: str) -> str:

@@ -6,7 +6,16 @@ from typing import Optional
 
 import typer
 
-from dptext.commands._common import EPSILON_HELP, POLICY_HELP, print_json, privacy_policy, progress_bar
+from dptext.commands._common import (
+    ENTITY_EPSILON_HELP,
+    ENTITY_TYPES_HELP,
+    EPSILON_HELP,
+    POLICY_HELP,
+    WORDLIST_HELP,
+    policy_settings,
+    print_json,
+    progress_bar,
+)
 
 
 def sanitize_corpus(
@@ -33,8 +42,9 @@ def sanitize_corpus(
     digits: str = typer.Option("random", "--digits", help="Digit-only units: random | keep | vocab."),
     shard_size: int = typer.Option(256, "--shard-size", min=1, help="Documents per task sent to a worker."),
     policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
-    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon",
-                                                   help="ε for detected entities under --policy tiered."),
+    entity_types: Optional[str] = typer.Option(None, "--entity-types", help=ENTITY_TYPES_HELP),
+    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon", help=ENTITY_EPSILON_HELP),
+    wordlist: Optional[str] = typer.Option(None, "--wordlist", help=WORDLIST_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q",
                                help="No progress (a bar on a terminal, a log line every few seconds otherwise)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the engine's own start-up messages (Ray)."),
@@ -45,9 +55,7 @@ def sanitize_corpus(
     """
     from dptext.batch import sanitize_corpus as run
 
-    privacy_policy(policy, entity_epsilon)  # an unknown or unavailable policy fails before any work
-    pol = None if policy in (None, "all") and entity_epsilon is None else \
-        {"name": policy or "all", **({} if entity_epsilon is None else {"entity_epsilon": entity_epsilon})}
+    pol = policy_settings(policy, entity_types, entity_epsilon, wordlist)  # checked by the run before any work
     with progress_bar(not quiet) as prog:
         summary = run(input, output, mechanism=mechanism, epsilon=epsilon, space=space,
                       options={"oov": oov, "digits": digits}, text_field=text_field, report_field=report_field,

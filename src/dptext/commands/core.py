@@ -7,9 +7,13 @@ from typing import List, Optional
 import typer
 
 from dptext.commands._common import (
+    ENTITY_EPSILON_HELP,
+    ENTITY_TYPES_HELP,
     EPSILON_HELP,
     POLICY_HELP,
+    WORDLIST_HELP,
     mechanism_spec,
+    policy_settings,
     print_json,
     print_top,
     privacy_policy,
@@ -30,8 +34,9 @@ def perturb(
     digits: str = typer.Option("random", "--digits", help="Digit-only units: random | keep | vocab."),
     param: List[str] = typer.Option([], "--param", "-p", help="Mechanism parameter name=value (repeatable)."),
     policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
-    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon",
-                                                   help="ε for detected entities under --policy tiered."),
+    entity_types: Optional[str] = typer.Option(None, "--entity-types", help=ENTITY_TYPES_HELP),
+    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon", help=ENTITY_EPSILON_HELP),
+    wordlist: Optional[str] = typer.Option(None, "--wordlist", help=WORDLIST_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary line on stderr."),
 ):
@@ -40,7 +45,7 @@ def perturb(
     A one-line summary (units perturbed, kept, dropped) goes to stderr.
     """
     spec = mechanism_spec(mechanism, epsilon, space=space, seed=seed, oov=oov, digits=digits, params=param)
-    pol = privacy_policy(policy, entity_epsilon)
+    pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
     doc = read_text_arg(text, what="text")
     if pol is None:
         with progress_bar() as prog:
@@ -96,6 +101,22 @@ def spaces(
         s = get_space(build, progress=prog)
     how = f"built in {s.build_seconds:.1f}s" if s.build_seconds is not None else f"loaded in {s.load_seconds:.2f}s"
     typer.echo(f"{s.name}: {s.size} units x {s.dim} dims, {how}, cache {s.cache_path}")
+    typer.echo(calibration_line(s.describe(calibrate=True).get("calibration")))
+
+
+def calibration_line(cal: dict | None) -> str:
+    """RANTEXT's noise curve for this space: Z(ε) = a·ln(b·ε + c) + g, and the achieved list-size targets."""
+    if not cal:
+        return "rantext noise: not calibrated"
+    if "error" in cal:
+        return f"rantext noise: not available ({cal['error']})"
+    eps = "/".join(f"{t['epsilon']:g}" for t in cal.get("targets", []))
+    got = "/".join(f"{100 * t['achieved']:.1f}" for t in cal.get("targets", []))
+    want = "/".join(f"{100 * t['target']:.1f}" for t in cal.get("targets", []))
+    c, g = cal["c"], cal["g"]
+    return (f"rantext noise (calibrated on {cal.get('unit')!r}): Z(eps) = {cal['a']:.4g}*ln({cal['b']:.4g}*eps "
+            f"{'-' if c < 0 else '+'} {abs(c):.4g}) {'-' if g < 0 else '+'} {abs(g):.4g}; "
+            f"P(|C_r|/|V| <= {cal.get('ratio', 0.05):g}) at eps {eps}: {got} % (targets {want} %)")
 
 
 def mechanisms():

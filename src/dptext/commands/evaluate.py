@@ -75,18 +75,17 @@ def audit(
     Checks the in-scope log-ratio against the claim, the unrestricted worst case where the claim is
     finite over all inputs, the sampler against its rows, and with --reference the sampler against
     the paper's algorithm transcribed literally."""
-    from dptext.commands._common import parse_params
-    from dptext.mechanisms import get_mechanism
+    from dptext.commands._common import mechanism_spec
     from dptext.privacy.audit import audit_mechanism
 
     eps = check_epsilon(epsilon)
     if pairs < 1 or samples < 1 or gof_units < 0 or reference_samples < 1:
         raise DPTextError("--pairs, --samples and --reference-samples must be >= 1 and --gof-units >= 0")
-    options = parse_params(param)
+    spec = mechanism_spec(mechanism, eps, space=space, seed=seed, params=param)
     if not tolerance >= 0 or math.isinf(tolerance):
         raise DPTextError(f"invalid --tolerance {tolerance}: must be a finite number >= 0")
     with progress_bar() as prog:
-        mech = get_mechanism(mechanism, epsilon=eps, space=space, seed=seed, progress=prog, **options)
+        mech = spec.build(progress=prog)
         if reference:
             from dptext.privacy.fidelity import has_reference
 

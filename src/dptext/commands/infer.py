@@ -11,7 +11,18 @@ from typing import Optional
 
 import typer
 
-from dptext.commands._common import EPSILON_HELP, POLICY_HELP, print_json, privacy_policy, progress_bar, read_text_arg
+from dptext.commands._common import (
+    ENTITY_EPSILON_HELP,
+    ENTITY_TYPES_HELP,
+    EPSILON_HELP,
+    POLICY_HELP,
+    WORDLIST_HELP,
+    policy_settings,
+    print_json,
+    privacy_policy,
+    progress_bar,
+    read_text_arg,
+)
 from dptext.errors import DPTextError, ParameterError
 
 
@@ -52,8 +63,9 @@ def infer(
     seed: Optional[int] = typer.Option(None, "--seed", min=0,
                                        help="Fixed seed >= 0 (experiments only; default OS entropy)."),
     policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
-    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon",
-                                                   help="ε for detected entities under --policy tiered."),
+    entity_types: Optional[str] = typer.Option(None, "--entity-types", help=ENTITY_TYPES_HELP),
+    entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon", help=ENTITY_EPSILON_HELP),
+    wordlist: Optional[str] = typer.Option(None, "--wordlist", help=WORDLIST_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result object as JSON."),
 ):
     """Private inference: perturb DOCUMENT, query the remote LLM, rebuild the answer locally."""
@@ -62,7 +74,7 @@ def infer(
     if task not in TASKS:
         raise DPTextError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
     remote = check_remote(remote)
-    pol = privacy_policy(policy, entity_epsilon)
+    pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
     sample = document is None
     doc = SAMPLE_DOCUMENT if sample else read_text_arg(document, what="document")
     is_url = "://" in remote

@@ -14,7 +14,7 @@ policy_app = typer.Typer(no_args_is_help=True, help="Privacy policies: which spa
 @policy_app.command("detect")
 def detect(
     file: str = typer.Argument("-", help="Text file to scan, or - for stdin."),
-    types: Optional[List[str]] = typer.Option(None, "--type", "-t", help="Entity type to detect (repeat; default: "
+    types: Optional[List[str]] = typer.Option(None, "--entity-types", "--type", "-t", help="Entity type to detect (repeat; default: "
                                               "the entities policy's types)."),
     wordlist: Optional[str] = typer.Option(None, "--wordlist", help="File of extra terms to detect, one per line."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON: the spans and the policy description."),

@@ -15,8 +15,7 @@ from typing import List, Optional
 import numpy as np
 import typer
 
-from dptext.commands._common import (MAX_INPUT_BYTES, parse_params, print_json, print_top, progress_bar,
-                                     read_text_arg)
+from dptext.commands._common import MAX_INPUT_BYTES, print_json, print_top, progress_bar, read_text_arg
 from dptext.errors import DPTextError
 from dptext.text import decode_text
 
@@ -87,10 +86,11 @@ def context_transition(
     as_json: bool = typer.Option(False, "--json"),
 ):
     """The K most likely outputs of UNIT inside a prompt, Pr(y | x, context)."""
-    from dptext.commands.core import _mechanism
+    from dptext.commands._common import mechanism_spec
 
     ctx = read_text_arg(context, what="context")
-    mech = _mechanism(mechanism, epsilon, space, None, **parse_params(param))
+    with progress_bar() as prog:
+        mech = mechanism_spec(mechanism, epsilon, space=space, params=param).build(progress=prog)
     import inspect
 
     if "context" not in inspect.signature(mech.transition).parameters:

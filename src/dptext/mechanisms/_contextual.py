@@ -1,4 +1,4 @@
-"""Context-dependent mechanisms (Cape SPEC 1.4, Stencil SPEC 1.5): the output of a unit depends on the prompt.
+"""Context-dependent mechanisms (Cape, Stencil; docs/algorithms.md): the output of a unit depends on the prompt.
 
 The base class's ``perturb`` is reused unchanged (segmentation, punctuation,
 digits, OOV and pass-through policies, records, report). Two protected hooks
@@ -28,6 +28,7 @@ from dptext.text import Piece, Segmentation
 
 
 class ContextualMechanism(Mechanism):
+    contextual = True
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lock = threading.RLock()

@@ -1,4 +1,4 @@
-"""Cape's device model (SPEC 1.4): a local LM that scores every candidate unit at every prompt position.
+"""Cape's device model (docs/algorithms.md, "Cape"): a local LM scores every candidate at every position.
 
 :class:`DeviceModel` is the interface Cape uses: ``unit_logits(seg, pos,
 space)`` returns ``L[p, t]``, the logit of vocabulary unit ``t`` at piece
@@ -23,16 +23,13 @@ position ``pos[p]`` of the prompt given its context.
   LM directory: ``get_mechanism("cape", space="minilm-wordpiece",
   device=TransformersMaskedLM("/path/to/bert-base-uncased"), epsilon=...)``.
 
-OpenMP waits passively unless ``OMP_WAIT_POLICY`` is set (see below), and
-:func:`load_llama` applies the llama.cpp AMX crash workaround of
-:mod:`dptext.llm.llamacpp` (one token per micro-batch on AMX CPUs).
+The model comes from the one local-model runtime (:func:`dptext.llm.runtime.load_llama`:
+model resolution, threads, batch policy, shared per process) and is evaluated
+under its :func:`~dptext.llm.runtime.model_lock`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import threading
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -40,24 +37,6 @@ import numpy as np
 from dptext import cache
 from dptext.errors import DPTextError
 from dptext.text import Piece, Segmentation
-
-# llama.cpp's OpenMP workers spin while waiting by default; on a shared, oversubscribed CPU that
-# makes a forward pass several times slower (measured 6 s vs 0.9 s for 45 tokens at load 10 on
-# 2 cores). libgomp reads this when llama.cpp is first loaded; an explicit setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-def load_llama(path: str, **kwargs):
-    """``llama_cpp.Llama(path, **kwargs)``, quiet, with the AMX workaround (see :mod:`dptext.llm.llamacpp`)."""
-    from llama_cpp import Llama
-
-    from dptext.llm.llamacpp import llama_safety_kwargs
-
-    kwargs.setdefault("verbose", False)
-    for k, v in llama_safety_kwargs().items():
-        kwargs.setdefault(k, v)
-    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
-        return Llama(model_path=path, **kwargs)
-
 
 def piece_byte_starts(seg: Segmentation) -> np.ndarray:
     """Byte offset, in ``seg.join()``, where each piece's unit text starts."""
@@ -102,13 +81,8 @@ class CausalLlamaDevice(DeviceModel):
         if self.n_ctx < 16:
             raise DPTextError(f"invalid n_ctx {n_ctx}: must be >= 16")
         self.overlap = max(0, min(int(overlap), self.n_ctx // 4))  # windows advance by n_ctx - 1 - overlap
-        if n_threads is None:
-            from dptext.llm.llamacpp import default_threads  # one policy for every llama.cpp model
-
-            n_threads = default_threads()  # 50-unit prompt here: 552 ms at 1 thread vs 1748 ms at 2
-        self.n_threads = int(n_threads)
+        self.n_threads = None if n_threads is None else int(n_threads)  # None: the runtime's thread policy
         self._model = None
-        self._lock = threading.Lock()
         self._cands: dict[str, np.ndarray] = {}
 
     def fingerprint(self) -> dict:
@@ -117,8 +91,9 @@ class CausalLlamaDevice(DeviceModel):
     @property
     def model(self):
         if self._model is None:
-            self._model = load_llama(self.path, n_ctx=self.n_ctx, n_batch=self.n_ctx, logits_all=True,
-                                     n_threads=self.n_threads)
+            from dptext.llm.runtime import load_llama
+
+            self._model = load_llama(self.path, n_ctx=self.n_ctx, logits_all=True, n_threads=self.n_threads)
         return self._model
 
     def candidate_ids(self, space) -> np.ndarray:
@@ -169,7 +144,10 @@ class CausalLlamaDevice(DeviceModel):
             return
         tokens, j, spaced = self.align(seg, pos)
         cand = self.candidate_ids(space)
+        from dptext.llm.runtime import model_lock
+
         m = self.model
+        lock = model_lock(m)
         step = self.n_ctx - 1 - self.overlap
         for s in range(0, max(1, len(tokens)), step):
             want = np.flatnonzero((j >= s) & (j < s + step))
@@ -177,7 +155,7 @@ class CausalLlamaDevice(DeviceModel):
                 continue
             c0 = max(0, s - self.overlap)
             end = min(len(tokens), s + step, int(j[want].max()) + 1)
-            with self._lock:
+            with lock:
                 m.reset()
                 m.eval([m.token_bos()] + list(tokens[c0:end]))
                 scores = m.scores[: end - c0]

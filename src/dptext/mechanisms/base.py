@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dptext.errors import DPTextError, check_epsilon
+from dptext.errors import DPTextError, ParameterError, check_epsilon
 from dptext.resources import is_digits, is_punctuation
 from dptext.spaces import EmbeddingSpace, get_space
 from dptext.text import Piece, Segmentation, match_case
@@ -150,6 +150,16 @@ class Mechanism(ABC):
     @abstractmethod
     def transition(self, x) -> np.ndarray:
         """``Pr(y | x)`` for every ``y`` in the space's vocabulary (float64, sums to 1)."""
+
+    def top(self, x, k: int = 5) -> list[tuple[str, float]]:
+        """The ``k`` most likely outputs of ``x`` as ``(unit, Pr(y | x))`` pairs, most likely first."""
+        if int(k) < 1:
+            raise ParameterError("k", f"invalid k {k!r}: must be >= 1")
+        row = np.asarray(self.transition(x), dtype=np.float64)
+        k = min(int(k), row.size)
+        best = np.argpartition(-row, k - 1)[:k]
+        best = best[np.argsort(-row[best], kind="stable")]
+        return [(self.space.units[i], float(row[i])) for i in best.tolist()]
 
     def transition_rows(self, ids) -> np.ndarray:
         """Rows for many input indices, ``[len(ids), |V|]`` (mechanisms override with a batched form)."""
@@ -295,7 +305,10 @@ class Mechanism(ABC):
         """Subclass hook: build tables for input indices ``idx`` (default: nothing to do)."""
 
     def report(self, result: PerturbResult) -> dict:
-        claim = self.privacy().to_dict()
+        # the claim depends on the instance's settings only: build its dict once, share it read-only
+        claim = self.__dict__.get("_claim_dict")
+        if claim is None:
+            claim = self.__dict__["_claim_dict"] = self.privacy().to_dict()
         rep = {"mechanism": self.name, "epsilon": self.epsilon, "space": self.space.name, "claim": claim}
         rep.update(result.counts())
         kept = result.kept_units()

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from dptext import cache
-from dptext.errors import DPTextError
+from dptext.errors import DPTextError, ParameterError
 
 PAPER = (0.01658160142016071, 19.064721649556482, -38.1294334077209, 9.311083811697406)  # a, b, c, g
 TARGETS = ((2.0, 0.015), (6.0, 0.09), (10.0, 0.10), (14.0, 0.105))
@@ -159,7 +159,8 @@ def calibrate(space, unit: str = UNIT, targets=TARGETS, ratio: float = RATIO, n_
     """Fit ``Z(ε)`` for ``space`` by the procedure above (no cache)."""
     x = space.lookup(unit)
     if x < 0:
-        raise DPTextError(f"calibration unit {unit!r} is not in the vocabulary of space {space.name}")
+        raise ParameterError("options.noise_unit",
+                             f"calibration unit {unit!r} is not in the vocabulary of space {space.name}")
     row = np.sort(space.exact_distances([x])[0])
     m = int(math.floor(ratio * space.size))
     threshold = float(row[min(m, space.size - 1)])
@@ -202,6 +203,6 @@ def noise_curve(space, noise: str = "calibrated", unit: str = UNIT) -> tuple[Noi
     if noise == "paper":
         return PAPER_CURVE, None
     if noise != "calibrated":
-        raise DPTextError(f"unknown RANTEXT noise {noise!r}; choose one of {', '.join(NOISE_MODES)}")
+        raise ParameterError("options.noise", f"unknown RANTEXT noise {noise!r}; choose one of {', '.join(NOISE_MODES)}")
     cal = noise_calibration(space, unit)
     return cal.curve, cal

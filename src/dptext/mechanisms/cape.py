@@ -33,7 +33,6 @@ value used is stored in :meth:`Cape.settings`.
 from __future__ import annotations
 
 import hashlib
-import math
 
 import numpy as np
 
@@ -119,7 +118,7 @@ def bucketize(u: np.ndarray, n_buckets: int) -> np.ndarray:
 
 
 def bucket_law(u: np.ndarray, epsilon: float, sensitivity: float, n_buckets: int):
-    """``(bucket [P,V], counts [P,N_b], Pr(bucket) [P,N_b])`` of the bucketized EM (SPEC 1.4)."""
+    """``(bucket [P,V], counts [P,N_b], Pr(bucket) [P,N_b])`` of the bucketized EM (docs/algorithms.md, "Cape")."""
     p_rows = u.shape[0]
     b = bucketize(u, n_buckets)
     flat = (np.arange(p_rows)[:, None] * n_buckets + b).ravel()
@@ -142,6 +141,7 @@ class Cape(ContextualMechanism):
     """Cape: context-aware bucketized exponential mechanism (device-model logits + distance)."""
 
     default_space = "smollm2"
+    params = {"lambda_l": 0.5, "lambda_d": 1.0, "n_buckets": 50, "clip": None, "device": None}
 
     def __init__(self, *, epsilon: float, lambda_l: float = 0.5, lambda_d: float = 1.0, n_buckets: int = 50,
                  clip: float | None = None, device: DeviceModel | None = None, **kwargs) -> None:

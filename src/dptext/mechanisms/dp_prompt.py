@@ -74,10 +74,11 @@ def worst_log_ratio(vocab: int, clip_min: float, clip_max: float, temperature: f
 
 
 def _load(model, n_ctx: int):
-    """``(llama, lock)`` for ``model`` through the shared llama.cpp loader (loaded once per process)."""
-    from dptext.llm.llamacpp import load_llama, resolve_model
+    """``(llama, lock)`` for ``model`` from the shared llama.cpp runtime (loaded once per process)."""
+    from dptext.llm.runtime import load_llama, model_lock
 
-    return load_llama(resolve_model(model), int(n_ctx))
+    llm = load_llama(model, n_ctx=int(n_ctx))
+    return llm, model_lock(llm)
 
 
 @register("dp-prompt")

@@ -43,11 +43,9 @@ def key_rng(name: str, key) -> np.random.Generator:
 class LossyMapper(Mechanism):
     """Base of the lossy mappers: subclasses build ``(group_of, representative)``."""
 
-    dp = False  # no differential-privacy claim
-
     default_space = "smollm2"
     contextual = False
-    dp = False
+    dp = False  # no differential-privacy claim
     params = {"key": None}
 
     def __init__(self, *, epsilon: float | None = None, key: int | str | None = None, **kwargs) -> None:

@@ -75,9 +75,16 @@ class RanText(Mechanism):
         self._table, self._bounds = table, None
 
     def _sorted_row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        d = self.space.exact_distances([i])[0]
+        """Row of ``i`` sorted by (distance, index), distances as ``EmbeddingSpace.distances`` gives them
+        (the table's float64-accumulated values agree with these to float32 rounding, ~1e-7)."""
+        d = self.space.distances([i])[0]
         order = np.lexsort((np.arange(len(d)), d))
         return d[order], order
+
+    def _sorted_rows(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """Full sorted rows ``{"dist", "order"}`` of ``ids`` (by distance, then index)."""
+        rows = [self._sorted_row(int(i)) for i in np.asarray(ids)]
+        return {"dist": np.stack([r[0] for r in rows]), "order": np.stack([r[1] for r in rows])}
 
     # ----- the law of d* --------------------------------------------------------------------------
     def draw_dstar(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -104,8 +111,12 @@ class RanText(Mechanism):
         return sample_ball(self.space, tab, idx, c, rng, radius=dstar, bounds=self._bounds,
                            exact=lambda pos, g: self._draw_dense(idx[pos], dstar[pos], g))
 
-    def _draw_dense(self, x: np.ndarray, dstar: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Exact draws given ``d*`` from full distance rows (the sampler's fallback)."""
+    def _draw_dense(self, x: np.ndarray, dstar: np.ndarray, rng: np.random.Generator, *,
+                    inclusive: bool = False) -> np.ndarray:
+        """Exact draws given ``d*`` from full distance rows (the sampler's fallback).
+
+        ``inclusive`` takes the list ``d ≤ d*`` instead of RANTEXT's ``d < d*`` (for fidelity tests
+        that must tell the two apart)."""
         uniq, inv = np.unique(x, return_inverse=True)
         rows = self.space.exact_distances(uniq)  # one row per distinct unit
         out = np.empty(len(x), dtype=np.int64)
@@ -114,7 +125,8 @@ class RanText(Mechanism):
             d = rows[inv[s : s + 256]].astype(np.float64)
             with np.errstate(over="ignore", invalid="ignore"):
                 e = np.where(d > 0, -(self.epsilon / (2.0 * ds)) * d, 0.0)
-            cdf = np.cumsum(np.where(d < ds, np.exp(e), 0.0), axis=1)
+            inside = d <= ds if inclusive else d < ds
+            cdf = np.cumsum(np.where(inside, np.exp(e), 0.0), axis=1)
             u = rng.random(len(d)) * cdf[:, -1]
             out[s : s + 256] = np.minimum((cdf < u[:, None]).sum(axis=1), self.space.size - 1)
         return out
@@ -152,8 +164,10 @@ class RanText(Mechanism):
         return out
 
     def privacy(self) -> PrivacyClaim:
+        # bound: the worst case over ANY pair of inputs, unbounded (supports differ across lists);
+        # ε is the value within a shared list
         return PrivacyClaim(
-            mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set", bound=self.epsilon,
+            mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set", bound=float("inf"),
             scope="ε-DP between inputs that share the random adjacency list C_r (exponential mechanism "
                   "with utility sensitivity 1); no bound across inputs outside each other's C_r",
             details={"Z": self.z, "noise": self.noise, "noise_curve": self.curve.to_dict(),

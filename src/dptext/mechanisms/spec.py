@@ -16,7 +16,6 @@ type of its default (``"20"`` -> 20 for an ``int`` default) or refused.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,24 +45,10 @@ def mechanism_class(name) -> type:
 
 
 def declared_params(cls) -> dict[str, Any]:
-    """Mechanism-specific parameters (name -> default) that ``cls`` and its bases declare."""
+    """Mechanism-specific parameters (name -> default) that ``cls`` and its bases declare in ``params``."""
     out: dict[str, Any] = {}
-    declared = False
     for klass in reversed(cls.__mro__):
-        if "params" in vars(klass) and klass.__name__ != "Mechanism":
-            declared = True
-            out.update(vars(klass)["params"])
-    if declared:
-        return out
-    # classes that do not declare ``params`` yet: their keyword parameters
-    skip = {"self", "epsilon", "space", "seed", "oov", "digits", "punctuation", "progress", "kwargs"}
-    for klass in reversed(cls.__mro__):
-        init = vars(klass).get("__init__")
-        if init is None:
-            continue
-        for p in inspect.signature(init).parameters.values():
-            if p.name not in skip and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD):
-                out[p.name] = None if p.default is inspect.Parameter.empty else p.default
+        out.update(vars(klass).get("params", {}))
     return out
 
 
@@ -193,4 +178,8 @@ def get_mechanism(name: str, *, progress=None, **kwargs):
     """
     common = {k: kwargs.pop(k) for k in COMMON if k in kwargs}
     common = {k: v for k, v in common.items() if v is not None or k == "epsilon"}
+    space = common.get("space")
+    if space is not None and not isinstance(space, str):  # an already-loaded space object
+        common["space"] = getattr(space, "name", space)
+        return MechanismSpec(mechanism=name, **common, options=kwargs).build(progress=progress, space=space)
     return MechanismSpec(mechanism=name, **common, options=kwargs).build(progress=progress)

@@ -43,10 +43,9 @@ def window_weights(offsets: np.ndarray, exists: np.ndarray, sigma: float, punctu
 
 
 class StencilBase(ContextualMechanism):
-    dp = False  # no differential-privacy claim
     default_space = "smollm2"
     contextual = True
-    dp = False
+    dp = False  # no differential-privacy claim
     params = {"n": 9, "sigma": None}
     punctuated: bool = False
     default_sigma: float = 0.8

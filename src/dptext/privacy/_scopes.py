@@ -1,4 +1,4 @@
-"""In-scope pair selection for the privacy audit (SPEC 5), one rule per kind of claim.
+"""In-scope pair selection for the privacy audit (docs/algorithms.md, "Audit"), one rule per kind of claim.
 
 Every rule returns :class:`PairValue` records: the largest ``|ln Pr(y|x) − ln Pr(y|x')|``
 over the outputs ``y`` the claim covers for that pair, in the claim's units.

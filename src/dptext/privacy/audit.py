@@ -32,21 +32,12 @@ import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from dptext.errors import DPTextError
 from dptext.privacy import _scopes
+from dptext.privacy.gof import GofResult, binned_counts, goodness_of_fit
 
-
-@dataclass
-class GofResult:
-    unit: str
-    samples: int
-    statistic: float
-    dof: int
-    pvalue: float
-    outside_support: int
-    passed: bool
+__all__ = ["AuditResult", "GofResult", "audit_mechanism", "audit_contexts", "binned_counts", "goodness_of_fit"]
 
 
 @dataclass
@@ -119,26 +110,32 @@ class AuditResult:
                              f" d(x,x')={fmt(w['distance'])}")
         judged = (f": {'PASS' if self.unrestricted <= (self.unrestricted_bound or 0) + self.tolerance else 'FAIL'}"
                   if self.unrestricted_judged else " (not judged: unbounded across sets, as claimed)")
-        lines.append(f"all pairs  max ln-ratio {fmt(self.unrestricted)} over {self.unrestricted_pairs} pairs "
-                     f"({self.unrestricted_infinite_share:.0%} with differing supports); claim bound "
-                     f"{fmt(self.unrestricted_bound)}{judged}")
+        if self.unrestricted_pairs:
+            lines.append(f"all pairs  max ln-ratio {fmt(self.unrestricted)} over {self.unrestricted_pairs} pairs "
+                         f"({self.unrestricted_infinite_share:.0%} with differing supports); claim bound "
+                         f"{fmt(self.unrestricted_bound)}{judged}")
         if self.kind != "none" and self.claim.get("details", {}).get("set") == "all of V":
             lines.append(f"proven     bound {fmt(self.claim.get('bound'))} (worst case of the mechanism as "
                          "implemented, any two inputs in one context)")
         for k, v in self.extra.items():
             if k == "list_sharing":
+                verdict = "PASS" if not v["violations"] else "FAIL (the shared-list claim does not apply)"
                 lines.append(f"lists      {v['violations']} of {v['units']} units have a list member with another "
-                             f"list: {'PASS' if not v['violations'] else 'FAIL (the shared-list claim does not apply)'}")
+                             f"list: {verdict}")
             elif k == "cape_contexts":
-                lines.append(f"Thm 4.1    the paper's per-unit ε + ln(max|b|/min|b|) exceeded in {v['thm41_exceeded']} "
-                             f"of {v['pairs']} ordered pairs (largest excess {fmt(v['thm41_max_excess'])}) over "
-                             f"{v['contexts']} tweets prompts: it is not a bound")
+                lines.append(f"Thm 4.1    the paper's per-unit ε + ln(max|b|/min|b|) exceeded in "
+                             f"{v['thm41_exceeded']} of {v['pairs']} ordered pairs (largest excess "
+                             f"{fmt(v['thm41_max_excess'])}) over {v['contexts']} tweets prompts "
+                             "(reported only: it is not a proven bound)")
             elif isinstance(v, dict) and "max" in v:
-                lines.append(f"{k:10s} max {fmt(v['max'])}, mean {fmt(v['mean'])} over {v['pairs']} pairs ({v['note']})")
+                lines.append(f"{k:10s} max {fmt(v['max'])}, mean {fmt(v['mean'])} over {v['pairs']} pairs "
+                             f"({v['note']})")
         ps = ", ".join(f"{g.pvalue:.3g}" for g in self.gof)
         n = self.gof[0].samples if self.gof else 0
-        lines.append(f"fit        {len(self.gof)} units x {n} draws: chi-square p = {ps or '-'} "
-                     f"(level {self.gof_alpha / max(1, len(self.gof)):.2g} each): {'PASS' if self.gof_passed else 'FAIL'}")
+        if self.gof:
+            lines.append(f"fit        {len(self.gof)} units x {n} draws: chi-square p = {ps or '-'} "
+                         f"(level {self.gof_alpha / max(1, len(self.gof)):.2g} each): "
+                         f"{'PASS' if self.gof_passed else 'FAIL'}")
         if self.fidelity:
             ps = ", ".join(f"{f.unit}: p={f.pvalue:.3g}" + (f", d* rows max diff {f.pinned['max_abs_diff']:.2g} "
                                                            f"({f.pinned['support_mismatches']} support mismatches)"
@@ -166,73 +163,6 @@ def _finite(obj):
     if isinstance(obj, list):
         return [_finite(v) for v in obj]
     return obj
-
-
-# ----- goodness of fit -------------------------------------------------------------------------------------
-def binned_counts(counts: np.ndarray, expected: np.ndarray, min_expected: float = 5.0
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Chi-square cells: outputs with expected count ``>= min_expected`` alone; the others, in
-    order of decreasing probability, merged greedily into bins of expected count ``>= min_expected``
-    (a short last bin joins the one before), so near-uniform rows keep many cells and the test
-    keeps its power in the tail. Zero-probability outputs are left out."""
-    big = expected >= min_expected
-    obs, exp = list(counts[big]), list(expected[big])
-    small = np.flatnonzero(~big & (expected > 0))
-    order = small[np.argsort(-expected[small], kind="stable")]
-    acc_e = acc_o = 0.0
-    n_small = 0
-    for e, o in zip(expected[order].tolist(), counts[order].tolist()):
-        acc_e += e
-        acc_o += o
-        if acc_e >= min_expected:
-            exp.append(acc_e)
-            obs.append(acc_o)
-            acc_e = acc_o = 0.0
-            n_small += 1
-    if acc_e > 0 or acc_o > 0:  # short tail: join the last small bin (or stand alone)
-        if n_small:
-            exp[-1] += acc_e
-            obs[-1] += acc_o
-        else:
-            exp.append(acc_e)
-            obs.append(acc_o)
-    return np.asarray(obs, dtype=np.float64), np.asarray(exp, dtype=np.float64)
-
-
-def goodness_of_fit(mech, x, samples: int, rng: np.random.Generator, row: np.ndarray | None = None,
-                    alpha: float = 1e-3, support_slack: float | None = None, context: str | None = None) -> GofResult:
-    """Pearson chi-square of ``samples`` sampler draws for unit ``x`` against ``transition(x)``
-    (cells from :func:`binned_counts`).
-
-    Draws where the row is 0 fail the test outright, except a share ``support_slack`` of them
-    when the row is numerically integrated (default ``1/integration_points`` for mechanisms
-    with a quadrature, e.g. RANTEXT: its last quadrature cell cannot resolve the far tail of
-    ``d*``, so rare far draws land where the integrated row is 0). Tolerated draws are left
-    out of the chi-square and reported in ``outside_support``.
-    """
-    i = mech.index_of(x)
-    if context is None:
-        p = np.asarray(mech.transition(i) if row is None else row, dtype=np.float64)
-        draws = np.asarray(mech.sample(i, samples, rng), dtype=np.int64)
-    else:  # a contextual mechanism inside a real prompt
-        p = np.asarray(mech.transition(i, context=context) if row is None else row, dtype=np.float64)
-        draws = np.asarray(mech.sample(i, samples, rng, context=context), dtype=np.int64)
-    counts = np.bincount(draws, minlength=len(p)).astype(np.float64)
-    if support_slack is None:
-        pts = getattr(mech, "integration_points", None)
-        support_slack = 1.0 / pts if pts else 0.0
-    outside = int(counts[p <= 0].sum())
-    n = samples - outside
-    obs, exp = binned_counts(counts, p * n)
-    unit = mech.space.units[i]
-    if outside > support_slack * samples:
-        return GofResult(unit, samples, float("inf"), len(obs) - 1, 0.0, outside, False)
-    if len(obs) < 2:
-        return GofResult(unit, samples, 0.0, 0, 1.0, outside, True)
-    exp = exp * (obs.sum() / exp.sum())
-    res = stats.chisquare(obs, exp)
-    pv = float(res.pvalue)
-    return GofResult(unit, samples, float(res.statistic), len(obs) - 1, pv, outside, pv >= alpha)
 
 
 # ----- the audit ---------------------------------------------------------------------------------------------
@@ -280,7 +210,9 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
     kind = claim.kind
     units = mech.space.units
     extra: dict = {}
-    if getattr(mech, "contextual", False) or hasattr(mech, "vocab_positions"):
+    if getattr(mech, "contextual", False):
+        if not hasattr(mech, "vocab_positions"):
+            raise DPTextError(f"{mech.name}: a document-level mechanism; the per-unit audit does not apply")
         return _audit_contextual(mech, claim, pairs, samples, gof_units, tolerance, alpha, rng, contexts,
                                  reference, reference_samples, seed)
     if getattr(mech, "transition_samples", None):  # Monte-Carlo rows: only the reference comparison
@@ -305,13 +237,13 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
         rule = ("random list at fixed d* (10..90% quantiles), x' in C_r(x; d*), the actual rows over each "
                 "input's own list, outputs in both lists; proven: L ≤ ε + |ln(|C_r(x)|/|C_r(x')|)|; "
                 "value L − |ln(|C_r(x)|/|C_r(x')|)| (= L when the list is shared, the claim)")
-        scoped, claimed = _scopes.random_list_pairs(mech, domain, pairs, rng), float(claim.bound)
+        scoped, claimed = _scopes.random_list_pairs(mech, domain, pairs, rng), _within_set(claim)
         n_mix = min(pairs, 10) if mixture_pairs is None else mixture_pairs
         if n_mix:
             extra["mixture"] = _scopes.rantext_mixture(mech, domain, n_mix, rng, rows)
     else:
         rule = "shared set: x' in the support of Pr(·|x), outputs over supp(x) ∩ supp(x')"
-        scoped, claimed = _scopes.support_pairs(mech, domain, pairs, rng, rows), float(claim.bound)
+        scoped, claimed = _scopes.support_pairs(mech, domain, pairs, rng, rows), _within_set(claim)
         if hasattr(mech, "lists") and claim.details.get("strategy", "conservative") == "conservative":
             rule += "; every member of a list has that list"
             extra["list_sharing"] = _scopes.list_sharing(np.asarray(mech.lists), domain)
@@ -334,6 +266,11 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
         unrestricted_bound=_unrestricted_bound(claim, judged), unrestricted_judged=judged,
         gof=gof_list, gof_alpha=alpha, extra=extra, fidelity=fid,
     )
+
+
+def _within_set(claim) -> float:
+    """The ε a within-set claim promises inside its set: ``bound`` when finite, else ``epsilon``."""
+    return float(claim.bound) if math.isfinite(claim.bound) else float(claim.epsilon)
 
 
 def _unrestricted_bound(claim, judged: bool) -> float | None:

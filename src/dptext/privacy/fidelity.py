@@ -102,7 +102,7 @@ def reference_draws(mech, x: int, n: int, rng: np.random.Generator, context: str
     sp = mech.space
     eps = float(mech.epsilon)
     if fam == "rantext":
-        dist = sp.distances([x])[0].astype(np.float64)
+        dist = _metric_row(sp, x)
         return ref.rantext_draw(sp.embeddings, dist, eps, float(mech.z), n, rng)
     if fam == "santext":
         dist = sp.distances([x])[0].astype(np.float64)
@@ -144,9 +144,14 @@ def reference_units(mech, n: int, rng: np.random.Generator) -> list[int]:
     return [int(u) for u in rng.choice(domain, size=min(n, len(domain)), replace=False)]
 
 
+def _metric_row(space, x: int) -> np.ndarray:
+    """``d(x, ·)`` as the space defines it (``EmbeddingSpace.distances``, the values exact rows use)."""
+    return np.asarray(space.distances([x])[0], dtype=np.float64)
+
+
 def rantext_pinned(mech, x: int, neighbours=(1, 2, 5, 20), quantiles=(0.1, 0.5, 0.9), atol: float = 1e-9) -> dict:
     """Largest ``|transition(x, dstar) − reference row|`` over the fixed ``d*`` values, and support mismatches."""
-    dist = mech.space.distances([x])[0]
+    dist = _metric_row(mech.space, x)
     srt = np.sort(np.unique(dist))
     grid = mech.dstar_grid()
     dstars = [float(srt[min(k, len(srt) - 1)]) for k in neighbours] + [float(np.quantile(grid, q)) for q in quantiles]

@@ -122,6 +122,8 @@ class EntitiesPolicy(Policy):
     def __init__(self, *, entity_types=None, wordlist=None, spacy_model: str | None = None,
                  detectors=None) -> None:
         types = _check_types(entity_types)
+        if entity_types is None and wordlist is None:  # the default types name TERM only for a word list
+            types = tuple(t for t in types if t != WORDLIST_LABEL)
         use = _check_detectors(detectors)
         self.types = types
         spacy_labels = [t for t in types if t in SPACY_LABELS] if "spacy" in use else []

@@ -73,10 +73,10 @@ def iban_ok(text: str) -> bool:
 
 _TLDS = ("com|org|net|edu|gov|mil|int|info|biz|io|co|us|uk|de|fr|it|es|nl|eu|ca|au|in|ch|se|no|dk|be|at|"
          "ie|nz|jp|cn|ru|br|mx|ai|app|dev|me|tv")
-EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-                   r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![\w-])")
-URL = re.compile(r"(?<![\w@/.])(?:(?:https?|ftp)://[^\s<>\"']+|www\.[^\s<>\"']+|"
-                 rf"(?:[A-Za-z0-9-]+\.)+(?:{_TLDS})(?:/[^\s<>\"']*)?(?![\w@.-]))", re.IGNORECASE)
+EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                   r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?){0,8}\.[A-Za-z]{2,24}(?![\w-])")
+URL = re.compile(r"(?<![\w@/.-])(?:(?:https?|ftp)://[^\s<>\"']+|www\.[^\s<>\"']+|"
+                 rf"(?:[A-Za-z0-9-]{{1,63}}\.){{1,8}}(?:{_TLDS})(?:/[^\s<>\"']*)?(?![\w@.-]))", re.IGNORECASE)
 _SEP = r"[ .\-]"
 PHONE = re.compile(
     r"(?<![\w+/.-])(?:(?:\+|00)\d{1,3}" + _SEP + r"?|001-|1-)?"
@@ -90,9 +90,10 @@ IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3}
 SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
 _ID_WORDS = (r"ID|MRN|SSN|NHS|passport|account|acct|policy|member|patient|record|licen[cs]e|case|customer|"
              r"employee|badge|student|invoice|order|reference|ref|tax|insurance|claim|ticket|serial")
-KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s*(?:no\.?|number|num\.?|#|id)?\s*[:#]?\s*"
-                      r"(?P<value>(?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,})", re.IGNORECASE)
-CODE_ID = re.compile(r"(?<![\w-])(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{2,}(?:-[A-Z0-9]+)*(?![\w-])")
+KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s{{0,3}}(?:no\.?|number|num\.?|#|id)?\s{{0,3}}[:#]?\s{{0,3}}"
+                      r"(?P<value>(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![A-Za-z0-9-])", re.IGNORECASE)
+CODE_ID = re.compile(r"(?<![\w-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])[A-Z0-9]{2,40}(?:-[A-Z0-9]{1,20}){0,6}"
+                     r"(?![\w-])")
 DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")
 IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)")
 
@@ -117,14 +118,15 @@ _SUFFIXES = (
     "Trace|Trce|Track|Trak|Trafficway|Trfy|Trail|Trl|Trailer|Trlr|Tunnel|Tunl|Turnpike|Tpke|Underpass|Upas|Union|"
     "Un|Unions|Valley|Vly|Valleys|Via|Viaduct|Via|View|Vw|Views|Village|Vlg|Villages|Ville|Vl|Vista|Vis|Walk|"
     "Walks|Wall|Way|Ways|Well|Wl|Wells")
-_WORD = r"(?:[A-Z][A-Za-z'’-]*\.?|\d+(?:st|nd|rd|th))"
-_UNIT = r"(?:,?\s+(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Room|Rm\.?|Floor|Fl\.?|#)\s*#?[A-Za-z0-9-]+)?"
-_CITY_TAIL = r"(?:,?\s+(?:[A-Z][A-Za-z'’.-]*\s+){0,3}[A-Z][A-Za-z'’.-]*,\s*[A-Z]{2}\s+\d{5}(?:-\d{4})?)?"
-STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[A-Za-z]?(?:-\d+)?\s+(?:{_WORD}\s+){{0,4}}(?:{_SUFFIXES})\b\.?"
+_WORD = r"(?:[A-Z][A-Za-z'’-]{0,30}\.?|\d{1,4}(?:st|nd|rd|th))"
+_UNIT = r"(?:,?\s{1,3}(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Room|Rm\.?|Floor|Fl\.?|#)\s*#?[A-Za-z0-9-]+)?"
+_CITY_TAIL = r"(?:,?\s{1,3}(?:[A-Z][A-Za-z'’.-]{0,30}\s{1,3}){0,3}[A-Z][A-Za-z'’.-]{0,30},\s{0,3}[A-Z]{2}\s{1,3}\d{5}(?:-\d{4})?)?"
+STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[A-Za-z]?(?:-\d{{1,6}})?\s{{1,3}}(?:{_WORD}\s{{1,3}}){{0,4}}(?:{_SUFFIXES})\b\.?"
                     + _UNIT + _CITY_TAIL)
 MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\s+Box\s+\d{4}|PSC\s+\d{4},\s+Box\s+\d{4})"
                       r"(?:,?\s+[AFD]PO\s+A[AEP]\s+\d{5})?|\b[AFD]PO\s+A[AEP]\s+\d{5}")
-CITY_STATE_ZIP = re.compile(r"\b(?:[A-Z][A-Za-z'’.-]*\s+){0,3}[A-Z][A-Za-z'’.-]*,\s*[A-Z]{2}\s+\d{5}(?:-\d{4})?\b")
+CITY_STATE_ZIP = re.compile(r"(?<![\w'’.-])(?:[A-Z][A-Za-z'’.-]{0,30}\s{1,3}){0,3}[A-Z][A-Za-z'’.-]{0,30},\s{0,3}[A-Z]{2}"
+                            r"\s{1,3}\d{5}(?:-\d{4})?\b")
 
 _MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
            r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")

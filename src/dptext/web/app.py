@@ -97,10 +97,12 @@ def mechanism_list() -> list[dict]:
     out = []
     for name in sorted(MECHANISMS):
         cls = MECHANISMS[name]
+        if not engine.per_unit(cls):
+            continue
         doc = (cls.__doc__ or "").strip().splitlines()
         first = doc[0] if doc else name
         out.append({"name": name, "default_space": cls.default_space, "description": first,
-                    "dp": bool(getattr(cls, "dp", "no DP claim" not in first)),
+                    "dp": bool(cls.dp),
                     "contextual": bool(getattr(cls, "contextual", False)) or _contextual_class(cls)})
     return out
 
@@ -166,7 +168,7 @@ def create_app(*, cache_size: int = 6) -> FastAPI:
         body = await read_json(request)
         settings = Settings.parse(body)
         text = engine.check_text(body.get("text"))
-        policy, rng = make_policy(body), rng_of(body)
+        policy, rng = make_policy(body, settings.epsilon), rng_of(body)
         return secure(JSONResponse(await run_in_threadpool(locked, perturb_view, cache, settings, text, rng,
                                                            policy)))
 

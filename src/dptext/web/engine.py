@@ -12,6 +12,7 @@ Unit classes (what the page colours):
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -66,6 +67,9 @@ class Settings:
             raise WebError(f"unknown space {space!r}; choose one of {', '.join(list_spaces())}", field="space")
         settings = cls(normalise_name(body.get("mechanism") or "rantext"), eps, space, body.get("oov") or "drop")
         settings.spec()  # validates the rest
+        if not per_unit(mechanism_class(settings.mechanism)):
+            raise WebError(f"{settings.mechanism} rewrites whole documents; the playground shows per-unit "
+                           "mechanisms (use `dptext perturb` for it)", field="mechanism")
         return settings
 
     def spec(self) -> MechanismSpec:
@@ -79,6 +83,11 @@ class Settings:
 
     def at(self, epsilon: float) -> "Settings":
         return Settings(self.mechanism, float(epsilon), self.space, self.oov)
+
+
+def per_unit(cls) -> bool:
+    """A mechanism of units over an embedding space (a document-level one has no default space)."""
+    return getattr(cls, "default_space", None) is not None
 
 
 def build(settings: Settings) -> Mechanism:
@@ -131,13 +140,10 @@ def check_text(value, *, field: str = "text") -> str:
 
 
 def is_contextual(mech: Mechanism) -> bool:
-    """Rows depend on the prompt (declared on the class; a ``context`` argument otherwise)."""
-    declared = getattr(type(mech), "contextual", None)
-    if isinstance(declared, bool):
-        return declared
+    """Rows depend on the prompt: declared on the class, or a context-dependent mechanism by type."""
     from dptext.mechanisms._contextual import ContextualMechanism
 
-    return isinstance(mech, ContextualMechanism)
+    return bool(getattr(type(mech), "contextual", False)) or isinstance(mech, ContextualMechanism)
 
 
 def same_unit(mech: Mechanism, a: str | None, b: str | None) -> bool:
@@ -201,6 +207,9 @@ def transition(mech: Mechanism, context: str, position: int, k: int = 5) -> dict
         out.update(top=[], note=f"not in the vocabulary of {mech.space.name}: {what}")
         return out
     if out["contextual"]:
+        if "context" not in inspect.signature(mech.transition).parameters:
+            out.update(top=[], note=f"{mech.name} rewrites the text as a whole: no row per unit")
+            return out
         row = mech.transition(unit, context=context, position=position)
     else:
         row = mech.transition(i)

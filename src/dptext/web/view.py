@@ -35,7 +35,8 @@ def policy_module():
     return policy
 
 
-def make_policy(body: dict):
+def make_policy(body: dict, epsilon: float):
+    """The entity policy a request names (None without the policies module), checked against ε."""
     name = body.get("policy") or "all"
     mod = policy_module()
     if mod is None:
@@ -46,17 +47,20 @@ def make_policy(body: dict):
     if body.get("entity_epsilon") not in (None, ""):
         kwargs["entity_epsilon"] = body["entity_epsilon"]
     try:
-        return mod.get_policy(name, **kwargs)
+        policy = mod.get_policy(name, **kwargs)
+        policy.validate(epsilon)
+        return policy
     except DPTextError as exc:
         raise WebError(str(exc), field=getattr(exc, "param", None) or "policy") from None
 
 
 def plan(policy, text: str) -> list[dict]:
-    """Spans tiling ``text``: ``{"text", "private", "epsilon", "detector"}`` (one private span without policy)."""
+    """Spans tiling ``text``: ``{"text", "private", "epsilon", "detector", "label"}`` (one private span
+    without a policy)."""
     if policy is None:
-        return [{"text": text, "private": True, "epsilon": None, "detector": None}]
+        return [{"text": text, "private": True, "epsilon": None, "detector": None, "label": None}]
     return [{"text": text[s.start : s.end], "private": bool(s.private), "epsilon": s.epsilon,
-             "detector": s.detector} for s in policy.plan(text)]
+             "detector": s.detector, "label": getattr(s, "label", None)} for s in policy.plan(text)]
 
 
 def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.random.Generator,
@@ -79,8 +83,9 @@ def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.r
         res = m.perturb(span["text"], rng=rng)
         outputs.append(res.text)
         sampled = set(sampled_positions(m, [r.original for r in res.units])[0].tolist())
-        # per-unit ε where the mechanism reports one (in sampling order), else the span's ε
-        per_unit = res.privacy.get("unit_epsilon")
+        # per-unit ε where the mechanism reports one (in sampling order; the proven value where there
+        # are two), else the span's ε
+        per_unit = res.privacy.get("unit_epsilon_proven", res.privacy.get("unit_epsilon"))
         per_unit = iter(per_unit) if per_unit is not None and len(per_unit) == len(sampled) else None
         for pos, r in enumerate(res.units):
             cls = classify(m, r.original, r.output, r.action)

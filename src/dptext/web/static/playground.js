@@ -134,7 +134,7 @@ function renderReport(rep) {
   add("units", `${n.perturbed} perturbed, ${n.self} mapped to themselves, ${n.kept} kept, ${n.dropped} dropped`,
       "rep-counts");
   add("mechanism", `${rep.mechanism} on ${rep.space}`, "rep-mechanism");
-  if (rep.policy) add("entity policy", rep.policy.sentence || rep.policy.name, "rep-policy");
+  if (rep.policy) add("entity policy", `${rep.policy.name}: ${rep.policy.scope || ""}`, "rep-policy");
   add("technical scope", c.scope, "rep-technical");
   $("report-box").hidden = false;
 }
@@ -155,10 +155,18 @@ async function perturb() {
     document.body.dataset.perturbed = String(Number(document.body.dataset.perturbed || 0) + 1);
     retention(body);
   } catch (err) {
+    clearResults();  // old results under new settings would mislead
     showError(err);
   } finally {
     busy(false);
   }
+}
+
+function clearResults() {
+  state.last = null;
+  $("original").replaceChildren();
+  $("perturbed").replaceChildren();
+  for (const id of ["report-box", "runs-box", "retention-box"]) $(id).hidden = true;
 }
 
 function hideTip() {

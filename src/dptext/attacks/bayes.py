@@ -161,14 +161,22 @@ class _BayesBase(Attack):
 
 @register_attack("bayes")
 class BayesAttack(_BayesBase):
-    """Context-free Bayesian attack with a shadow-corpus prior (paper 003 Eq. 10)."""
+    """Context-free Bayesian attack with a shadow-corpus prior (paper 003 Eq. 10).
+
+    ``P̂(x)`` counts the shadow corpus's units that the mechanism would sample (the
+    same rule as the targets: a unit the mechanism never samples, such as CUSTEXT+'s
+    stopwords or SANTEXT+'s non-sensitive units, is never the original of a target);
+    ``α`` is the number of such units and every candidate also gets ``1/α``.
+    """
 
     needs_shadow = True
 
     def _fit(self, shadow, rng) -> None:
-        counts, alpha = unit_counts(self.space, shadow)
+        self.shadow = shadow
+        counts = target_counts(self.mechanism, shadow, "sampled")
+        alpha = counts.sum()
         if alpha == 0:
-            raise DPTextError("the shadow corpus is empty")
+            raise DPTextError("the mechanism samples no unit of the shadow corpus")
         self.alpha = alpha
         self.shadow_counts = counts
         self.prior = counts / alpha + 1.0 / alpha
@@ -178,6 +186,35 @@ class BayesAttack(_BayesBase):
             if not len(cand):
                 raise DPTextError("no unit of the shadow corpus is in the mechanism's input domain")
         self._set_candidates(cand)
+
+    def _prior(self, obs: Observed) -> np.ndarray:
+        if obs.targets == "sampled":
+            return self.prior
+        counts = target_counts(self.mechanism, self.shadow, obs.targets)
+        return counts / max(counts.sum(), 1.0) + 1.0 / max(counts.sum(), 1.0)
+
+
+def target_counts(mechanism, texts, targets: str = "sampled") -> np.ndarray:
+    """How often each unit of the space is an attack target (:func:`~dptext.attacks.base.is_target`) in
+    ``texts``, read off one perturbation (the policies are deterministic per unit; contextual
+    mechanisms: their perturbable positions, without a device pass)."""
+    from dptext.attacks.base import is_target
+    from dptext.mechanisms.base import Mechanism
+
+    space = mechanism.space
+    rng = np.random.default_rng(0)
+    names: list[str] = []
+    positions = getattr(mechanism, "vocab_positions", None)
+    for text in texts:
+        if positions is not None and targets == "sampled":
+            seg = Mechanism.segment(mechanism, text)  # the base segmentation: no prompt state is set
+            names.extend(seg.pieces[i].text for i in positions(seg)[0].tolist())
+        else:
+            names.extend(u.original for u in mechanism.perturb(text, rng=rng).units if is_target(u, targets))
+    counts = np.zeros(space.size, dtype=np.float64)
+    idx = space.lookup_many(names) if names else np.zeros(0, dtype=np.int64)
+    np.add.at(counts, idx[idx >= 0], 1.0)
+    return counts
 
 
 def private_prior(mechanism, private, targets: str = "sampled") -> np.ndarray:
@@ -190,24 +227,9 @@ def private_prior(mechanism, private, targets: str = "sampled") -> np.ndarray:
     policies are deterministic per unit); every private sentence counts, not only
     the sanitized sentences under attack.
     """
-    from dptext.attacks.base import is_target
-    from dptext.mechanisms.base import Mechanism
-
     if not private:
         raise DPTextError("a bound needs the private corpus: its unit frequencies are the prior")
-    space = mechanism.space
-    rng = np.random.default_rng(0)
-    names: list[str] = []
-    positions = getattr(mechanism, "vocab_positions", None)  # contextual: no device pass needed
-    for text in private:
-        if positions is not None and targets == "sampled":
-            seg = Mechanism.segment(mechanism, text)  # the base segmentation: no prompt state is set
-            names.extend(seg.pieces[i].text for i in positions(seg)[0].tolist())
-        else:
-            names.extend(u.original for u in mechanism.perturb(text, rng=rng).units if is_target(u, targets))
-    counts = np.zeros(space.size, dtype=np.float64)
-    idx = space.lookup_many(names) if names else np.zeros(0, dtype=np.int64)
-    np.add.at(counts, idx[idx >= 0], 1.0)
+    counts = target_counts(mechanism, private, targets)
     return counts / max(counts.sum(), 1.0)
 
 

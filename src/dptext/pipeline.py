@@ -230,7 +230,7 @@ SAMPLE_DOCUMENT = (
 
 @dataclass
 class InferResult:
-    """Everything one pipeline run produced, in order (see SPEC 2)."""
+    """Everything one pipeline run produced, in order (see docs/algorithms.md)."""
 
     task: str
     instruction: str

@@ -1,4 +1,4 @@
-"""Shared lexical resources (SPEC section 6), read from installed packages.
+"""Shared lexical resources (docs/algorithms.md), read from installed packages.
 
 * English stopwords: the English list of the ``stopwords`` package (175 words,
   the Snowball list). NLTK's 179-word list is not installable offline (its

@@ -2,7 +2,7 @@
 
 A unit is what a mechanism replaces: a word (word-level spaces) or a
 tokenizer token (subword spaces). Leading whitespace is kept beside the unit,
-not inside it (SPEC section 0), so that a replacement keeps the original's
+not inside it (docs/algorithms.md), so that a replacement keeps the original's
 spacing and ``join_units(split) == text`` always holds.
 """
 

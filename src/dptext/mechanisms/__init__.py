@@ -1,4 +1,4 @@
-"""Text mechanisms (SPEC section 1): one module per mechanism, registered by name."""
+"""Text mechanisms (docs/algorithms.md): one module per mechanism, registered by name."""
 
 from dptext.mechanisms.base import Mechanism, PerturbResult, PrivacyClaim, UnitRecord
 from dptext.mechanisms.registry import MECHANISMS, list_mechanisms, register

@@ -1,6 +1,6 @@
 """Corpus-derived vocabularies and frequencies shared by SANTEXT and CUSTEXT.
 
-SPEC 1.2: ``V`` is the corpus vocabulary intersected with the embedding
+docs/algorithms.md: ``V`` is the corpus vocabulary intersected with the embedding
 vocabulary and frequencies come from the corpus; without a corpus, ``V`` is
 the whole space and its frequency order (the space's ``freq``) stands in.
 """

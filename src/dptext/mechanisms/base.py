@@ -1,4 +1,4 @@
-"""Mechanism base class (SPEC section 1).
+"""Mechanism base class (docs/algorithms.md).
 
 A mechanism maps one input unit ``x`` to one output unit ``y`` of the space's
 vocabulary, independently per unit. Subclasses supply three things, kept
@@ -8,7 +8,7 @@ apart as in OpenDP (the claim is not the sampler):
   vocabulary indices;
 * ``transition(x)``: the exact (or numerically integrated) row ``Pr(y | x)``
   over the space's vocabulary;
-* ``privacy()``: the guarantee claimed (SPEC section 5).
+* ``privacy()``: the guarantee claimed (docs/algorithms.md).
 
 Everything around the sampler lives here once: segmentation, punctuation
 pass-through, the digits and out-of-vocabulary policies, whitespace and case
@@ -36,7 +36,7 @@ MAX_UNITS = 2_000_000  # per call; larger inputs should be streamed (sanitize-co
 
 @dataclass
 class PrivacyClaim:
-    """What a mechanism promises (SPEC 5); ``bound`` is the worst-case ε over any input pair."""
+    """What a mechanism promises (docs/algorithms.md); ``bound`` is the worst-case ε over any input pair."""
 
     mechanism: str
     epsilon: float
@@ -168,7 +168,7 @@ class Mechanism(ABC):
 
     @abstractmethod
     def privacy(self) -> PrivacyClaim:
-        """The guarantee this mechanism claims (SPEC 5)."""
+        """The guarantee this mechanism claims (docs/algorithms.md)."""
 
     def settings(self) -> dict:
         """Parameters that define this mechanism instance (stored with results)."""

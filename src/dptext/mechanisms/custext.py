@@ -1,4 +1,4 @@
-"""CUSTEXT and CUSTEXT+ (Chen et al. 2023; SPEC 1.3).
+"""CUSTEXT and CUSTEXT+ (Chen et al. 2023; docs/algorithms.md).
 
 Candidate lists of size ``K`` (default 20):
 

@@ -1,10 +1,10 @@
-"""Lossy mappers (SPEC 1.5, Harel et al. section 2): many-to-one token maps, no DP claim.
+"""Lossy mappers (docs/algorithms.md, Harel et al. section 2): many-to-one token maps, no DP claim.
 
 The vocabulary ``V`` is partitioned into small groups; every unit of a group
 is replaced by the group's *representative*. The output is deterministic given
 the partition, so the mapper is not differentially private: its protection is
 the ambiguity ``|group|^m`` of a length-``m`` sequence, which the beam oracle
-attacker (SPEC 3) searches.
+attacker (docs/algorithms.md) searches.
 
 * ``2-random`` / ``3-random`` (``k-Random``): a key-seeded permutation of ``V``
   cut into consecutive groups of ``k``; the ``|V| mod k`` leftover units join

@@ -1,4 +1,4 @@
-"""The noise mapper of Qu et al. (2021), the baseline of Harel et al. (SPEC 1.5).
+"""The noise mapper of Qu et al. (2021), the baseline of Harel et al. (docs/algorithms.md).
 
 Per unit ``x``: ``z = r·u`` with ``r ~ Gamma(shape=N, scale=1/η)`` and ``u``
 uniform on the unit sphere of ``R^N`` (so ``z`` has density ``∝ exp(-η‖z‖)``);
@@ -18,7 +18,7 @@ Other queries fall back to a full search: exact (bf16-prefiltered GEMM,
 (cheaper, but it can miss the true nearest unit).
 
 Guarantee: with ``exclude_original=False`` the output is post-processing of
-``E[x] + z``, which is ``η·d(x, x')``-metric-DP (SPEC 5). Excluding ``x`` makes
+``E[x] + z``, which is ``η·d(x, x')``-metric-DP (docs/algorithms.md). Excluding ``x`` makes
 the last step depend on ``x`` (``Pr(x | x) = 0 < Pr(x | x')``), so no DP
 claim is made then. ``transition(x)`` is a Monte Carlo estimate
 (``transition_samples`` draws at a fixed internal seed).

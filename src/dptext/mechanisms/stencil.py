@@ -1,4 +1,4 @@
-"""Stencil and punctuated Stencil (SPEC 1.5, Harel et al. section 3): context-aware token replacement.
+"""Stencil and punctuated Stencil (docs/algorithms.md, Harel et al. section 3): context-aware token replacement.
 
 For the unit ``t_k`` at position ``k`` of the prompt:
 

@@ -122,7 +122,7 @@ class Privacy(_Strict):
 
 
 class Extraction(_Strict):
-    """The local model of ``mode: inferdpt`` (SPEC 2, step 3); it reads raw text, so it must be local.
+    """The local model of ``mode: inferdpt`` (docs/algorithms.md, step 3); it reads raw text, so it must be local.
 
     ``model``: ``local`` (SmolLM2, in process), a ``.gguf`` path, an installed model package, or an
     ``http://127.0.0.1:PORT/v1`` loopback endpoint (``options`` go to ``dptext.llm.get_backend``).

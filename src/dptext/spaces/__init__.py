@@ -1,4 +1,4 @@
-"""Embedding spaces: tokenizer + vocabulary + embedding matrix, cached on disk (SPEC 0)."""
+"""Embedding spaces: tokenizer + vocabulary + embedding matrix, cached on disk (docs/algorithms.md)."""
 
 from dptext.spaces.base import EmbeddingSpace
 from dptext.spaces.registry import SPACES, get_space, list_spaces, register_space

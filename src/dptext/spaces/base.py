@@ -1,4 +1,4 @@
-"""Embedding spaces (SPEC section 0).
+"""Embedding spaces (docs/algorithms.md).
 
 A space bundles a tokenizer, a vocabulary ``V`` (unit strings), an embedding
 matrix ``E`` (float32, ``|V| x N``) and unit frequencies. Concrete spaces only
@@ -138,7 +138,7 @@ class EmbeddingSpace(ABC):
 
     @cached_property
     def dim_range(self) -> np.ndarray:
-        """``Δφ``: per-dimension range (max - min) of E over V (SPEC 1.1)."""
+        """``Δφ``: per-dimension range (max - min) of E over V (docs/algorithms.md)."""
         e = self.embeddings
         return (e.max(axis=0) - e.min(axis=0)).astype(np.float64)
 

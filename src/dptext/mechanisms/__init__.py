@@ -4,15 +4,8 @@ from dptext.mechanisms.base import Mechanism, PerturbResult, PrivacyClaim, UnitR
 from dptext.mechanisms.registry import MECHANISMS, list_mechanisms, register
 from dptext.mechanisms.spec import MechanismSpec, get_mechanism
 
-# importing a module registers its mechanisms; modules of this package only
-import importlib as _importlib
-
-for _mod in ("rantext", "santext", "custext", "cape", "mappers", "stencil", "noise", "dp_prompt"):
-    try:
-        _importlib.import_module(f"dptext.mechanisms.{_mod}")
-    except ModuleNotFoundError as _exc:  # a module not written yet
-        if _exc.name != f"dptext.mechanisms.{_mod}":
-            raise
+# importing a module registers its mechanisms (the explicit registry lists them all)
+from dptext.mechanisms import cape, custext, dp_prompt, mappers, noise, rantext, santext, stencil  # noqa: E402,F401
 
 __all__ = ["Mechanism", "PerturbResult", "PrivacyClaim", "UnitRecord", "MECHANISMS",
            "get_mechanism", "list_mechanisms", "register", "MechanismSpec"]

@@ -1,4 +1,4 @@
-"""Evaluation benchmark (issue 6): wall time of datasets, metrics and the privacy audit.
+"""Evaluation benchmark: wall time of datasets, metrics and the privacy audit.
 
 Usage: python benchmarks/bench_metrics.py [--audit-pairs 200] [--texts 1000] [--skip-models]
 

@@ -1,4 +1,4 @@
-"""Per-stage latency of the InferDPT pipeline with the embedded defaults (issue 3).
+"""Per-stage latency of the InferDPT pipeline with the embedded defaults.
 
 Document: the first 50 units (as the mechanism segments them) of a fixed
 private text; RANTEXT ε=3 on cl100k-11k; SmolLM2-135M-Instruct in-process as

@@ -1,4 +1,4 @@
-"""Wall time of a sweep and of its slowest cells (issue 6 benchmark).
+"""Wall time of a sweep and of its slowest cells.
 
     python benchmarks/bench_sweep.py                       # sweeps/paper.yaml into a fresh temp folder
     python benchmarks/bench_sweep.py sweeps/smoke.yaml

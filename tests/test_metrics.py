@@ -1,4 +1,4 @@
-"""Metrics (issue 6) against hand-computed values on tiny inputs, and model-backed metrics on real models."""
+"""Metrics against hand-computed values on tiny inputs, and model-backed metrics on real models."""
 
 import math
 

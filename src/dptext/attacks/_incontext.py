@@ -4,7 +4,7 @@ A contextual mechanism's row for input ``x`` at position ``i`` depends on the
 other units of the prompt ``c``. The Bayesian attacks and bounds need, for an
 observed ``y`` at position ``i`` of private sentence ``c``, the column
 ``Pr(y | x, c)`` over every candidate ``x`` (``c`` with ``x`` substituted at
-``i``; SPEC 3). Three ways, fastest first:
+``i``; docs/algorithms.md). Three ways, fastest first:
 
 * Cape: the device model's logits at ``i`` see only the prefix (causal) or mask
   ``i`` (masked), so they are computed once per target; the utility

@@ -1,4 +1,4 @@
-"""Attack base class, observed data and the attack registry (SPEC section 3).
+"""Attack base class, observed data and the attack registry (docs/algorithms.md).
 
 An attack sees perturbed units with their sanitized context, knows the
 mechanism (public knowledge: its space, ``transition``, domains) and whatever
@@ -41,7 +41,7 @@ NOT_SAMPLED = ("digits", "oov", "punctuation")
 
 
 def is_target(unit, targets: str = "sampled") -> bool:
-    """Whether an attack targets this unit (SPEC 3).
+    """Whether an attack targets this unit (docs/algorithms.md).
 
     ``sampled``: the units the mechanism's sampler drew: action ``perturbed``,
     not a digit run or OOV unit replaced by a uniform draw, and not marked

@@ -1,4 +1,4 @@
-"""Context-free Bayesian attack and the context-free ASR bound (SPEC 3; paper 003, Thm 1, Eq. 10).
+"""Context-free Bayesian attack and the context-free ASR bound (docs/algorithms.md; paper 003, Thm 1, Eq. 10).
 
 Attack (adversary with a shadow corpus of ``α`` units and unit frequencies
 ``P̂``)::

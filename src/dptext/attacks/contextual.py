@@ -1,4 +1,4 @@
-"""Contextual Bayesian attack and the contextual K-ASR bound (SPEC 3; paper 003 Thm 2, Eqs. 11-12, Def. 2).
+"""Contextual Bayesian attack and the contextual K-ASR bound (docs/algorithms.md; paper 003 Thm 2, Eqs. 11-12, Def. 2).
 
 For an observed unit ``y`` with sanitized context ``c``::
 

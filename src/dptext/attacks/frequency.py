@@ -1,4 +1,4 @@
-"""Frequency inversion (SPEC 3; the Inversion-BERT baseline's behaviour in paper 003).
+"""Frequency inversion (docs/algorithms.md; the Inversion-BERT baseline's behaviour in paper 003).
 
 The adversary sanitizes its shadow corpus ``repeats`` times with the public
 mechanism and counts the pairs ``(y, x)`` (observed output, true original).

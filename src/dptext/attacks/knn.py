@@ -1,4 +1,4 @@
-"""Embedding inversion (KNN) attack (SPEC 3; InferDPT's embedding inversion).
+"""Embedding inversion (KNN) attack (docs/algorithms.md; InferDPT's embedding inversion).
 
 For an observed unit ``y``, rank the candidate inputs ``x`` (the mechanism's
 input domain) by ``d(x, y) = ‖φ(x) − φ(y)‖₂`` and guess the ``K`` nearest.

@@ -1,4 +1,4 @@
-"""LLM inference attack (SPEC 3; InferDPT's GPT inference attack, prompt of its Appendix C).
+"""LLM inference attack (docs/algorithms.md; InferDPT's GPT inference attack, prompt of its Appendix C).
 
 Any chat backend is asked to restore each perturbed unit of a sentence to
 its most likely original; the answer should be a list of lists, one inner

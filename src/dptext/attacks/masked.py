@@ -1,4 +1,4 @@
-"""Masked-token inference (SPEC 3; InferDPT's BERT inference attack, Cape's MTI).
+"""Masked-token inference (docs/algorithms.md; InferDPT's BERT inference attack, Cape's MTI).
 
 Each attacked position of the sanitized text is masked in turn (the other
 units stay as sanitized) and a language model predicts what belongs there.

@@ -1,4 +1,4 @@
-"""Beam oracle attacker for lossy mappers and the nearest-neighbour attacker (SPEC 3; paper 004).
+"""Beam oracle attacker for lossy mappers and the nearest-neighbour attacker (docs/algorithms.md; paper 004).
 
 Beam oracle (``oracle``). The attacker knows the mapper's partition: each
 observed representative ``y_i`` could stand for any member of its group

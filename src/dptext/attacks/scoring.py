@@ -1,4 +1,4 @@
-"""The shared attack scorer (SPEC section 3).
+"""The shared attack scorer (docs/algorithms.md).
 
 * success@K of a unit: its normalised original (case-folded, whitespace
   stripped) equals one of the first ``K`` normalised reconstructions; exact
@@ -20,7 +20,7 @@ import numpy as np
 
 
 def normalize_unit(u: str | None) -> str:
-    """Normalised unit for success checks: case-folded, whitespace stripped (SPEC 3)."""
+    """Normalised unit for success checks: case-folded, whitespace stripped (docs/algorithms.md)."""
     return "" if u is None else str(u).strip().casefold()
 
 

@@ -104,7 +104,7 @@ def classifier(dataset, mechanism, rng, n_train: int = 1000, n_test: int = 500,
 @register_measure("inferdpt")
 def inferdpt(mechanism, documents, seed, non_private: bool = True, max_tokens: int = 100,
              remote=None, local=None):
-    """The InferDPT pipeline on every document (SPEC 2): n-gram leakage of the remote's
+    """The InferDPT pipeline on every document (docs/algorithms.md): n-gram leakage of the remote's
     generation (InferDPT Table VI), diversity and coherence of the final output, and with
     ``non_private`` the same leakage when the raw document is sent, plus alignment
     (cosine of the final output and the non-private generation). Seeded per document."""

@@ -6,7 +6,7 @@
 * ``asr-<exp>-<attack>.png``: every ASR field of one attack against ε;
 * ``pu-<exp>-<utility>.png``: privacy-utility curves, protection level
   ``1 − ASR`` on x, a utility metric on y, one line per variant, each point
-  labelled with its ε (SPEC 3: protection = 1 − ASR);
+  labelled with its ε (docs/algorithms.md: protection = 1 − ASR);
 * ``hist-<exp>-<col>.png``: distributions stored as list columns (e.g. the
   RANTEXT ``|C_r|/|V|`` samples), one panel per variant, one histogram per ε.
 

@@ -1,4 +1,4 @@
-"""``dptext attack``: run one reconstruction attack against one mechanism (SPEC 3)."""
+"""``dptext attack``: run one reconstruction attack against one mechanism (docs/algorithms.md)."""
 
 from __future__ import annotations
 

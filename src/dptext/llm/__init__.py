@@ -1,4 +1,4 @@
-"""Chat-model backends (SPEC section 2): one protocol, two backends, one factory.
+"""Chat-model backends (docs/algorithms.md): one protocol, two backends, one factory.
 
 ``get_backend(spec)``:
 

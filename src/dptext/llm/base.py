@@ -1,4 +1,4 @@
-"""The chat-model protocol every backend implements (SPEC section 2).
+"""The chat-model protocol every backend implements (docs/algorithms.md).
 
 A chat model takes a list of chat messages (``{"role": ..., "content": ...}``,
 roles ``system`` / ``user`` / ``assistant``) and returns generated text, either

@@ -1,6 +1,6 @@
-"""Every prompt the InferDPT pipeline sends, in one place (SPEC section 2).
+"""Every prompt the InferDPT pipeline sends, in one place (docs/algorithms.md).
 
-The wording is ours. The extraction prompt names the three fields SPEC 2
+The wording is ours. The extraction prompt names the three fields docs/algorithms.md
 asks for (prefix text, perturbed generation, extended text) and asks the
 local model to extend the prefix using the perturbed generation as material.
 Override any field with ``Prompts(...)`` or ``dataclasses.replace``; templates

@@ -1,4 +1,4 @@
-"""Evaluation metrics (SPEC section 4), split by concept.
+"""Evaluation metrics (docs/algorithms.md), split by concept.
 
 * :mod:`~dptext.metrics.text`: diversity, Rouge-L, retention ratio, n-gram leakage;
 * :mod:`~dptext.metrics.mapping`: effective mapping set size, embedding distance, synonym proportion, |C_r|/|V|;

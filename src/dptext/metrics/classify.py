@@ -1,4 +1,4 @@
-"""Downstream classification accuracy (SPEC section 4): zero-shot with a chat model, and MiniLM + linear head.
+"""Downstream classification accuracy (docs/algorithms.md): zero-shot with a chat model, and MiniLM + linear head.
 
 * **Zero-shot**: each text goes to a chat model (:func:`dptext.llm.get_backend`, default the
   local SmolLM2-135M-Instruct) with a fixed instruction naming the labels; greedy decoding;

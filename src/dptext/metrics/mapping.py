@@ -1,4 +1,4 @@
-"""How far mechanisms move units (SPEC section 4): mapping set size, embedding distance, synonyms, |C_r|/|V|.
+"""How far mechanisms move units (docs/algorithms.md): mapping set size, embedding distance, synonyms, |C_r|/|V|.
 
 Inputs are ``(original, output)`` pairs (``output`` None = dropped), as
 returned by :func:`dptext.metrics.text.unit_pairs` from PerturbResults, or a
@@ -88,7 +88,7 @@ def synonym_proportion(pairs, *, count_identical: bool = True) -> float:
 # ----- |C_r| / |V| for RANTEXT --------------------------------------------------------------------------------
 def candidate_set_ratios(mechanism, units, n_per_unit: int = 100, rng: np.random.Generator | None = None
                          ) -> np.ndarray:
-    """Draws of ``|C_r(x)| / |V|`` (RANTEXT's random adjacency list, SPEC 1.1), ``n_per_unit`` per unit.
+    """Draws of ``|C_r(x)| / |V|`` (RANTEXT's random adjacency list, docs/algorithms.md), ``n_per_unit`` per unit.
 
     Needs a mechanism with ``candidate_set_sizes(x, n, rng)`` (RanText); returns one flat array.
     """

@@ -1,4 +1,4 @@
-"""Generation quality (SPEC section 4): MAUVE, coherence, alignment, on all-MiniLM-L6-v2 sentence embeddings.
+"""Generation quality (docs/algorithms.md): MAUVE, coherence, alignment, on all-MiniLM-L6-v2 sentence embeddings.
 
 * MAUVE (Pillutla et al. 2021, via ``mauve-text``) between generated texts ``P`` and
   human references ``Q``, with features from all-MiniLM-L6-v2 (offline) instead of

@@ -1,8 +1,8 @@
-"""Text-level metrics (SPEC section 4): diversity, Rouge-L F1, retention ratio, n-gram leakage.
+"""Text-level metrics (docs/algorithms.md): diversity, Rouge-L F1, retention ratio, n-gram leakage.
 
 All of them work on *normalised units*: the word-level segmentation of
 :func:`dptext.text.split_words` (letter runs, digit runs, single marks),
-case-folded (SPEC 3: equality of case-folded, whitespace-stripped units).
+case-folded (docs/algorithms.md: equality of case-folded, whitespace-stripped units).
 Every function accepts a string or an already-split list of units.
 """
 
@@ -27,9 +27,9 @@ def ngrams(seq: Sequence[str], n: int) -> list[tuple[str, ...]]:
 
 # ----- diversity ---------------------------------------------------------------------------------------
 def diversity(text: str | Sequence[str]) -> float:
-    """``Π_{n=2..4} |unique n-grams| / |n-grams|`` of one generation (SPEC 4, InferDPT VI-F).
+    """``Π_{n=2..4} |unique n-grams| / |n-grams|`` of one generation (docs/algorithms.md, InferDPT VI-F).
 
-    InferDPT's text writes a sum but its reported values (<= 1) are the product, as SPEC 4
+    InferDPT's text writes a sum but its reported values (<= 1) are the product, as docs/algorithms.md
     fixes. A text with fewer than 4 units has no 4-grams and scores 0 (degenerate output).
     """
     u = units(text)
@@ -148,7 +148,7 @@ def ngram_leakage_counts(document, generation, orders=(1, 2, 3), *, skip_stopwor
 
 
 def ngram_leakage(documents, generations, orders=(1, 2, 3), *, skip_stopwords: bool = False) -> dict[int, float]:
-    """Share of the document's distinct n-grams found in the remote generation (SPEC 4, InferDPT Table VI).
+    """Share of the document's distinct n-grams found in the remote generation (docs/algorithms.md, InferDPT Table VI).
 
     Accepts one (document, generation) pair of strings or two parallel lists; over a list the
     share is pooled: ``Σ found / Σ distinct`` (micro average), so long documents weigh more.

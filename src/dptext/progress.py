@@ -11,8 +11,11 @@ with :func:`progress_reporter`:
   5 s) gets one line on stderr, then one line per further ``interval`` (from a
   heartbeat thread, so a step that never advances is still reported), and a
   last line when it completes. Work that finishes within ``interval`` prints
-  nothing;
+  nothing, except a *stage* (a task without a total, opened with :func:`stage`),
+  which is announced when it starts;
 * disabled: ``None``.
+
+``$DPTEXT_PROGRESS_INTERVAL`` (or its older name ``$DPTEXT_LOG_INTERVAL``) sets the interval.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ DEFAULT_INTERVAL = 5.0
 
 
 def _interval_from_env() -> float:
-    raw = os.environ.get("DPTEXT_PROGRESS_INTERVAL")
+    raw = os.environ.get("DPTEXT_PROGRESS_INTERVAL", os.environ.get("DPTEXT_LOG_INTERVAL"))
     if raw is None:
         return DEFAULT_INTERVAL
     try:
@@ -70,6 +73,9 @@ class LogProgress:
             now = self._clock()
             self._tasks[tid] = {"description": description, "total": total, "completed": completed,
                                 "start": now, "last": now, "shown": False, "done": False}
+            if total is None:  # a stage: say what is starting, however short it turns out
+                self._write(f"dptext: {description}")
+                self._tasks[tid]["shown"] = True
             return tid
 
     def advance(self, task_id: int, advance: float = 1) -> None:
@@ -154,3 +160,16 @@ def progress_reporter(enabled: bool = True) -> Iterator[object | None]:
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True) as p:
         yield p
+
+
+@contextmanager
+def stage(progress, description: str):
+    """A named stage of work, shown while it runs (``progress`` may be None)."""
+    if progress is None:
+        yield
+        return
+    tid = progress.add_task(description, total=None)
+    try:
+        yield
+    finally:
+        progress.update(tid, total=1, completed=1, visible=False)

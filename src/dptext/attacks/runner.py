@@ -2,7 +2,7 @@
 
 ``run_attack`` builds nothing from strings but the attack; the caller passes
 a built mechanism. Stages (fitting, perturbing, attacking) are reported on
-``progress`` (see ``dptext.bench.progress``) so long work is never silent.
+``progress`` (see ``dptext.progress``) so long work is never silent.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dptext.errors import DPTextError
 
 
 def _stage(progress, what: str):
-    from dptext.bench.progress import stage
+    from dptext.progress import stage
 
     return stage(progress, what)
 

@@ -1,6 +1,6 @@
 """Privacy-utility sweeps: YAML spec -> cells -> tidy Parquet rows -> figures (docs/RESULTS.md).
 
-Names are imported lazily, so ``dptext.bench.progress`` stays light.
+Names are imported lazily, so importing the package stays light.
 """
 
 import importlib as _importlib

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dptext.bench.cell import run_cell
-from dptext.bench.progress import progress as progress_display
+from dptext.progress import progress_reporter as progress_display
 from dptext.bench.spec import Sweep, load_sweep
 from dptext.bench.validate import validate_sweep
 from dptext.errors import DPTextError

@@ -71,8 +71,8 @@ def attack(
     from dptext.attacks import ATTACKS
     from dptext.attacks.base import TARGETS
     from dptext.attacks.runner import run_attack
-    from dptext.bench.progress import progress as progress_display
-    from dptext.bench.progress import stage
+    from dptext.progress import progress_reporter as progress_display
+    from dptext.progress import stage
 
     eps = check_epsilon(epsilon)
     if k < 1:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -39,16 +40,23 @@ def entry_path(kind: str, name: str, key: str, suffix: str = ".npz") -> Path:
     return cache_dir() / kind / f"{name}-{key}{suffix}"
 
 
-def save_npz(path: Path, **arrays) -> None:
+@contextmanager
+def atomic_path(path: Path, suffix: str):
+    """A temporary file beside ``path``; it replaces ``path`` only when the block succeeds."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=suffix)
     os.close(fd)
     try:
-        np.savez(tmp, **arrays)
+        yield tmp
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def save_npz(path: Path, **arrays) -> None:
+    with atomic_path(path, ".tmp.npz") as tmp:
+        np.savez(tmp, **arrays)
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
@@ -57,15 +65,8 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
 
 
 def save_npy(path: Path, array: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npy")
-    os.close(fd)
-    try:
+    with atomic_path(path, ".tmp.npy") as tmp:
         np.save(tmp, array)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def load_npy(path: Path, mmap: bool = True) -> np.ndarray:

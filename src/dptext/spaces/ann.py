@@ -24,8 +24,6 @@ cache key and the build parameters), written atomically and opened with
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 
 import numpy as np
@@ -78,15 +76,10 @@ def build_index(space, metric: str, progress=None):
 def _save(index, path) -> None:
     import faiss
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.faiss")
-    os.close(fd)
-    try:
+    from dptext.cache import atomic_path
+
+    with atomic_path(path, ".tmp.faiss") as tmp:
         faiss.write_index(index, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _read(path):

@@ -57,7 +57,7 @@ def test_check_reports_what_would_be_served(tmp_path):
     with recording_server(reply="ok") as rec:
         p = dptext("serve", "--check", "-c", str(cfg), env={"T_UPSTREAM": rec.url, "T_KEY_HASH": hash_key(KEY)})
     assert p.returncode == 0, p.stderr
-    assert "mode=perturb mechanism=rantext epsilon=3 space=cl100k-11k claim=dp-within-set:3.0" in p.stdout
+    assert "mode=perturb mechanism=rantext epsilon=3 space=cl100k-11k claim=dp-within-set:inf" in p.stdout
     assert f"upstream {rec.url}: reachable (GET /models: HTTP 200)" in p.stdout
     assert rec.chat_requests() == []  # a check sends no chat
     p = dptext("serve", "--check", "-c", str(cfg),
@@ -107,7 +107,7 @@ def test_serve_logs_its_settings_and_reason_codes_and_guards_metrics(tmp_path):
             assert metrics.status_code == 200 and 'key="cli-user"' in metrics.text
     out = log[0]
     assert (f"dptext serve on http://127.0.0.1:{base.rsplit(':', 1)[1]} mode=perturb mechanism=rantext epsilon=3 "
-            f"space=cl100k-11k claim=dp-within-set:3.0 upstream={rec.url} upstream_model=up-model") in out
+            f"space=cl100k-11k claim=dp-within-set:inf upstream={rec.url} upstream_model=up-model") in out
     assert "status=400 code=invalid_json" in out and "status=200 code=-" in out
     assert "Margaret" not in out
 

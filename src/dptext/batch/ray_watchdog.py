@@ -117,8 +117,13 @@ def main(argv: list[str]) -> int:
             pass
     except OSError:
         pass
-    teardown(marker, grace)
-    return 0
+    # sweep until nothing marked is left: an agent the raylet was still starting appears after a sweep
+    deadline = time.monotonic() + 10 * grace
+    while True:
+        teardown(marker, grace)
+        time.sleep(0.2)
+        if not marked_processes(marker) or time.monotonic() > deadline:
+            return 0
 
 
 if __name__ == "__main__":

@@ -81,6 +81,7 @@ class LlamaCppChat:
         llm = self.llama
         with model_lock(llm):
             try:
+                llm.reset()  # no prefix reuse: the answer must not depend on what was evaluated before
                 out = llm.create_chat_completion(**args)
             except ValueError as exc:  # e.g. "Requested tokens (...) exceed context window of ..."
                 raise DPTextError(f"{self.name}: {exc}") from None
@@ -96,6 +97,7 @@ class LlamaCppChat:
         llm = self.llama
         with model_lock(llm):
             try:
+                llm.reset()
                 chunks = llm.create_chat_completion(stream=True, **args)
                 for chunk in chunks:
                     piece = chunk["choices"][0].get("delta", {}).get("content")

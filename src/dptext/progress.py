@@ -137,11 +137,16 @@ class LogProgress:
         return False
 
 
-def stderr_is_terminal() -> bool:
+def is_terminal(stream) -> bool:
+    """Whether ``stream`` is an open terminal (a closed or replaced stream is not)."""
     try:
-        return sys.stderr.isatty()
+        return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def stderr_is_terminal() -> bool:
+    return is_terminal(sys.stderr)
 
 
 @contextmanager

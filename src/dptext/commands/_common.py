@@ -6,7 +6,7 @@ import json
 import sys
 
 from dptext.errors import DPTextError, ParameterError
-from dptext.progress import progress_reporter
+from dptext.progress import is_terminal, progress_reporter
 from dptext.text import decode_text
 
 MAX_INPUT_BYTES = 10 * 2**20
@@ -21,7 +21,7 @@ WORDLIST_HELP = "File of extra sensitive words or phrases, one per line (policie
 def read_text_arg(value: str | None, *, what: str = "input") -> str:
     """TEXT argument or ``-`` for stdin; strict UTF-8; empty input is an error."""
     if value is None or value == "-":
-        if _stdin_is_terminal():  # a user who typed the command alone would otherwise see nothing happen
+        if is_terminal(sys.stdin):  # a user who typed the command alone would otherwise see nothing happen
             print(f"dptext: reading the {what} from the terminal; finish with Ctrl-D on a new line "
                   f"(or give the {what} as an argument, or pipe it in)", file=sys.stderr, flush=True)
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
@@ -33,13 +33,6 @@ def read_text_arg(value: str | None, *, what: str = "input") -> str:
     if not text.strip():
         raise DPTextError(f"{what} is empty")
     return text
-
-
-def _stdin_is_terminal() -> bool:
-    try:
-        return sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def _value(text: str):

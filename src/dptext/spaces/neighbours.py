@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dptext import cache
+from dptext.progress import stderr_is_terminal
 
 TABLE_BYTES = 320 * 2**20
 VERSION = 1
@@ -69,7 +70,7 @@ class _Progress:
     def __init__(self, progress, label: str, total: int) -> None:
         self.progress, self.label, self.total, self.done = progress, label, total, 0
         self.task = progress.add_task(label, total=total) if progress is not None else None
-        self.log = progress is None and not sys.stderr.isatty()
+        self.log = progress is None and not stderr_is_terminal()
         self.t0 = self.last = time.monotonic()
 
     def advance(self, n: int) -> None:

@@ -1,171 +1,179 @@
-"""Benchmark: Cape latency and token-manipulation throughput.
+"""Benchmark: Stencil and noise-mapper throughput, exact against IVF search, and their agreement (one run).
 
-* Cape: a 50-unit prompt on ``smollm2``: device-model pass + sampling, median of 10 runs
-  (after one warm-up that loads the model and the calibrated clip bound).
-* Stencil, punctuated Stencil, noise mapper, lossy mappers: units/s on a 10,000-unit document,
-  end to end (``perturb``: segmentation, policies, records) and for the mechanism step alone
-  (``_sample`` on the document's vocabulary indices); Stencil and the noise mapper both with exact
-  search (``exact=True``, the default) and with the HNSW index (``exact=False``), wall and CPU time.
-* ANN agreement: the unit returned with ``exact=False`` against the exact one, on 10,000 queries:
-  plain (a unit's own normalised embedding, itself excluded), Stencil quasi-embeddings of the document
-  (``t_k`` excluded), noise-mapper points ``E[x] + z`` at two η (``x`` excluded, full search, i.e.
-  without the exact pruning the mechanism applies first).
+* Document: the first ``--units`` units of the Lee news corpus (gensim test data), real text.
+* Throughput (units/s, wall and CPU = ``time.process_time``, median of 3): ``perturb`` on the
+  document for Stencil, punctuated Stencil and the noise mapper (η = 100, 150, 1000), with exact
+  search (``exact=True``, the default) and IVF search (``exact=False``, ``nprobe`` lists); the noise
+  mapper's mechanism step alone too. ``--before SRC`` runs the same rows in a child process against
+  another source tree (e.g. ``/work/main/src``; its ``exact=False`` was HNSW, ``ef_search=64``).
+* Agreement with exact search on the document's units (``--queries``, default 10,000), per query kind:
+  plain (a unit's own embedding, itself excluded), Stencil quasi-embeddings (``t_k`` excluded),
+  noise-mapper points ``E[x] + z`` at η = 1000, 150, 100 (``x`` excluded, full search: no pruning).
+  For each ``nprobe`` in ``--nprobe``: agreement of the returned unit and search units/s: the
+  recall/speed frontier. Mechanism-level agreement (exact and IVF mechanisms, same seed) for
+  Stencil and the noise mapper is printed beside it.
 
-The document is deterministic: words drawn Zipf-like (by frequency rank) from the space's
-vocabulary, sentences of 8-20 words with commas and full stops. Targets: Cape <= 100 ms
-per 50-unit prompt; Stencil and noise mapper >= 20,000 units/s; mappers >= 1,000,000 units/s.
+Targets (issue 16): >= 20,000 units/s with >= 0.995 agreement.
 
-    python benchmarks/bench_tokenmanip.py [--space smollm2] [--units 10000] [--skip-cape] [--ef 64,256]
+    python benchmarks/bench_tokenmanip.py [--before /work/main/src] [--nprobe 32,64,128,256,384]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import pathlib
 import statistics
+import subprocess
+import sys
 import time
 
 import numpy as np
 
+CASES = [("stencil", {}), ("punctuated-stencil", {}), ("noise-mapper", {"epsilon": 100.0}),
+         ("noise-mapper", {"epsilon": 150.0}), ("noise-mapper", {"epsilon": 1000.0})]
+
+# Runs in this process or, for --before, in a child against another source tree (old or new API).
+THROUGHPUT = r'''
+import json, statistics, sys, time
+import numpy as np
 from dptext.mechanisms import get_mechanism
 from dptext.spaces import get_space
 
-PROMPT = ("Yesterday my sister Maria called the clinic in Boston because her blood pressure readings were "
-          "unusually high, and the nurse suggested she stop taking the new medication until Doctor Patel "
-          "reviews the results next Thursday morning. She is worried about her job at the local bank.")  # 50 units
+def lee(space, n_units):
+    import gensim, pathlib
+    text = (pathlib.Path(gensim.__file__).parent / "test" / "test_data" / "lee_background.cor").read_text(
+        "utf-8", errors="replace")
+    lo, hi = 0, len(text)
+    while lo < hi:  # shortest prefix with n_units units
+        mid = (lo + hi) // 2
+        if len(space.segment(text[:mid]).pieces) >= n_units: hi = mid
+        else: lo = mid + 1
+    return text[:lo]
 
-
-def document(space, n_units: int, seed: int = 0) -> str:
-    rng = np.random.default_rng(seed)
-    order = np.argsort(-space.freq, kind="stable")
-    words = [space.units[i] for i in order if space.units[i].isalpha() and space.units[i].islower()][:20000]
-    p = 1.0 / (np.arange(len(words)) + 10.0)
-    p /= p.sum()
-    out, count = [], 0
-    while count < n_units:
-        k = int(rng.integers(8, 21))
-        sent = [words[i] for i in rng.choice(len(words), k, p=p)]
-        if k > 12:
-            sent[k // 2] += ","
-        out.append(" ".join(sent).capitalize() + ".")
-        count += len(space.segment(out[-1]).pieces)
-    return " ".join(out)
-
-
-def timed(fn, repeat: int) -> list[float]:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return times
-
-
-def timed_cpu(fn, repeat: int) -> tuple[float, float]:
-    """Median wall and CPU (this process, all threads) seconds of ``fn``."""
+def timed(fn, repeat=3):
     wall, cpu = [], []
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - t0); cpu.append(time.process_time() - c0)
     return statistics.median(wall), statistics.median(cpu)
 
-
-def bench_cape(space_name: str, repeat: int) -> None:
-    cape = get_mechanism("cape", epsilon=3, space=space_name, seed=0)
-    space = cape.space
-    seg = space.segment(PROMPT)
-    units = len(seg.pieces)
-    cape.perturb(PROMPT)  # warm-up: model load, clip bound, distances
-    pos, idx = cape.vocab_positions(seg)
-    dev = timed(lambda: cape.device.unit_logits(seg, pos, space), repeat)
-    total = timed(lambda: cape.perturb(PROMPT), repeat)
-    print(f"cape [{space_name}] prompt of {units} units ({len(pos)} perturbed): "
-          f"device pass median {1000 * statistics.median(dev):.1f} ms, "
-          f"perturb (pass + sampling) median {1000 * statistics.median(total):.1f} ms "
-          f"(min {1000 * min(total):.1f} ms; target <= 100 ms)")
-
-
-def bench_agreement(space_name: str, n_queries: int, efs: list[int]) -> None:
-    """Agreement of the HNSW path (``exact=False``) with exact search, on ``n_queries`` queries per kind."""
-    from dptext.mechanisms._fastnn import ann_best_match, best_match
-
+def throughput(space_name, n_units, cases):
     space = get_space(space_name)
-    doc = document(space, n_queries + n_queries // 4)
-    st = get_mechanism("stencil", space=space)
-    seg = space.segment(doc)
-    idx = space.lookup_many([p.text for p in seg.pieces])
-    pos = np.flatnonzero(idx >= 0)[:n_queries]
-    v, _ = st.quasi_embeddings(seg, pos)
-    rng = np.random.default_rng(3)
-    x = idx[pos]
-    nm = get_mechanism("noise-mapper", eta=100.0, space=space)
-    kinds = [("plain (own embedding)", "cosine", space.normalized[x], x),
-             ("stencil quasi-embedding", "cosine", v, x)]
-    for eta in (1000.0, 100.0):
-        nm.eta = eta
-        kinds.append((f"noisy (noise mapper eta={eta:g})", "euclidean",
-                      (space.embeddings[x] + nm.noise(len(x), rng)).astype(np.float32), x))
-    for label, metric, q, ex in kinds:
-        table, bias, qq = ((space.normalized, None, q) if metric == "cosine"
-                           else (space.embeddings, -space.sq_norms, 2.0 * q))
-        t0, c0 = time.perf_counter(), time.process_time()
-        exact = best_match(qq, table, (space.cache_key, metric), bias=bias, exclude=ex)
-        ew, ec = time.perf_counter() - t0, time.process_time() - c0
-        line = f"  {label:34s} n={len(q)}  exact {len(q) / ew:>7,.0f}/s wall {len(q) / ec:>7,.0f}/s cpu"
-        for ef in efs:
-            t0, c0 = time.perf_counter(), time.process_time()
-            got = ann_best_match(q, space, metric, exclude=ex, ef_search=ef)
-            aw, ac = time.perf_counter() - t0, time.process_time() - c0
-            assert not np.any(got == ex)
-            line += (f" | ef={ef}: agreement {np.mean(got == exact):.4f}, "
-                     f"{len(q) / aw:>6,.0f}/s wall {len(q) / ac:>6,.0f}/s cpu")
-        print(line, flush=True)
-
-
-def bench_throughput(space_name: str, n_units: int, repeat: int) -> None:
-    space = get_space(space_name)
-    doc = document(space, n_units)
+    doc = lee(space, n_units)
     seg = space.segment(doc)
     idx = space.lookup_many([p.text for p in seg.pieces])
     idx = idx[idx >= 0]
     n = len(seg.pieces)
-    print(f"document [{space_name}]: {n} units, {len(np.unique(idx))} distinct in-vocabulary")
-    cases = [("2-random", {}), ("3-random", {}), ("high-freq", {}), ("low-freq", {})]
-    for exact in (True, False):
-        cases += [("stencil", {"exact": exact}), ("punctuated-stencil", {"exact": exact}),
-                  ("noise-mapper", {"epsilon": 100.0, "exact": exact}),
-                  ("noise-mapper", {"epsilon": 1000.0, "exact": exact})]
+    rows = []
     for name, kw in cases:
         m = get_mechanism(name, space=space, seed=1, **kw)
-        m.perturb(doc[:2000])  # warm-up (bf16 tables, neighbour rows for a few units, ANN index)
-        wall, cpu = timed_cpu(lambda: m.perturb(doc), repeat)
-        label = name + (f" eta={kw['epsilon']:g}" if "epsilon" in kw else "")
-        label += {True: " exact", False: " hnsw"}.get(kw.get("exact"), "")
-        line = f"  {label:34s} perturb {n / wall:>11,.0f} units/s wall {n / cpu:>11,.0f} cpu"
-        if not name.endswith("stencil"):  # Stencil's step needs the prompt: end to end only
+        m.perturb(doc[:2000])  # warm-up: tables, indexes
+        wall, cpu = timed(lambda: m.perturb(doc))
+        row = {"name": name, "kw": kw, "units": n, "wall": n / wall, "cpu": n / cpu}
+        if name == "noise-mapper":
             rng = np.random.default_rng(2)
-            wall, cpu = timed_cpu(lambda: m._sample(idx, rng), repeat)
-            line += f"   mechanism step {len(idx) / wall:>11,.0f} units/s wall {len(idx) / cpu:>11,.0f} cpu"
+            wall, cpu = timed(lambda: m._sample(idx, rng))
+            row.update(step_wall=len(idx) / wall, step_cpu=len(idx) / cpu)
+        rows.append(row)
+    return rows
+
+if __name__ == "__main__":
+    a = json.loads(sys.argv[1])
+    print("JSON" + json.dumps(throughput(a["space"], a["units"], a["cases"])))
+'''
+_ns: dict = {}
+exec(compile(THROUGHPUT, "<throughput>", "exec"), _ns)  # noqa: S102 - the same code the child runs
+
+
+def show(rows, tag: str) -> None:
+    for r in rows:
+        kw = dict(r["kw"])
+        label = r["name"] + (f" eta={kw.pop('epsilon'):g}" if "epsilon" in kw else "")
+        label += " " + " ".join(f"{k}={v}" for k, v in kw.items())
+        line = f"  {tag:6s} {label:44s} perturb {r['wall']:>8,.0f} units/s wall {r['cpu']:>8,.0f} cpu"
+        if "step_wall" in r:
+            line += f" | step {r['step_wall']:>8,.0f} wall {r['step_cpu']:>8,.0f} cpu"
         print(line, flush=True)
+
+
+def before(src: str, space: str, units: int, cases) -> list:
+    env = {**os.environ, "PYTHONPATH": src}
+    arg = json.dumps({"space": space, "units": units, "cases": cases})
+    out = subprocess.run([sys.executable, "-c", THROUGHPUT, arg], env=env, capture_output=True, text=True)
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("JSON")]
+    if out.returncode or not lines:
+        raise SystemExit(f"--before {src} failed:\n{out.stderr[-3000:]}")
+    return json.loads(lines[-1][4:])
+
+
+def agreement(space_name: str, n_queries: int, nprobes: list[int]) -> None:
+    from dptext.mechanisms import get_mechanism
+    from dptext.mechanisms._fastnn import ann_best_match, best_match
+    from dptext.spaces import get_space
+
+    space = get_space(space_name)
+    seg = space.segment(_ns["lee"](space, n_queries + n_queries // 3))
+    idx = space.lookup_many([p.text for p in seg.pieces])
+    pos = np.flatnonzero(idx >= 0)[:n_queries]
+    x = idx[pos]
+    v, _ = get_mechanism("stencil", space=space).quasi_embeddings(seg, pos)
+    nm = get_mechanism("noise-mapper", eta=100.0, space=space)
+    rng = np.random.default_rng(3)
+    kinds = [("plain, cosine (Stencil)", "cosine", space.normalized[x]),
+             ("Stencil quasi-embedding", "cosine", v),
+             ("plain, Euclidean (noise mapper)", "euclidean", space.embeddings[x])]
+    for eta in (1000.0, 150.0, 100.0):
+        nm.eta = eta
+        kinds.append((f"noisy eta={eta:g}", "euclidean", (space.embeddings[x] + nm.noise(len(x), rng)).astype(np.float32)))
+    print(f"search agreement with exact [{space_name}], {len(x)} units per kind (target >= 0.995 at >= 20,000/s):")
+    for label, metric, q in kinds:
+        table, bias, qq = ((space.normalized, None, q) if metric == "cosine"
+                           else (space.embeddings, -space.sq_norms, 2.0 * q))
+        t0, c0 = time.perf_counter(), time.process_time()
+        exact = best_match(qq, table, (space.cache_key, metric), bias=bias, exclude=x)
+        ew, ec = time.perf_counter() - t0, time.process_time() - c0
+        line = f"  {label:32s} exact {len(q) / ew:>6,.0f}/s wall {len(q) / ec:>6,.0f} cpu"
+        for npb in nprobes:
+            t0, c0 = time.perf_counter(), time.process_time()
+            got = ann_best_match(q, space, metric, exclude=x, nprobe=npb)
+            aw, ac = time.perf_counter() - t0, time.process_time() - c0
+            assert not np.any(got == x)
+            line += f" | nprobe={npb}: {np.mean(got == exact):.4f} {len(q) / aw:>6,.0f}/s {len(q) / ac:>6,.0f} cpu"
+        print(line, flush=True)
+    print("mechanism-level agreement (same seed, exact vs exact=False, default nprobe):")
+    doc = _ns["lee"](space, n_queries)
+    for name, kw in CASES:
+        a = get_mechanism(name, space=space, seed=7, **kw).perturb(doc).text
+        b = get_mechanism(name, space=space, seed=7, exact=False, **kw).perturb(doc).text
+        sa, sb = space.segment(a).pieces, space.segment(b).pieces
+        agree = np.mean([p.text == r.text for p, r in zip(sa, sb)]) if len(sa) == len(sb) else float("nan")
+        print(f"  {name} {kw}: {agree:.4f} of {len(sa)} output units identical", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--space", default="smollm2")
-    ap.add_argument("--units", type=int, default=10_000)
-    ap.add_argument("--repeat", type=int, default=10, help="Cape repetitions (throughput uses 3)")
-    ap.add_argument("--skip-cape", action="store_true")
-    ap.add_argument("--ef", default="64", help="efSearch values for the agreement table (comma-separated)")
-    ap.add_argument("--queries", type=int, default=10_000, help="queries per kind in the agreement table")
+    ap.add_argument("--units", type=int, default=10_000, help="document units for the throughput rows")
+    ap.add_argument("--queries", type=int, default=10_000, help="units per kind in the agreement table")
+    ap.add_argument("--nprobe", default="32,64,128,256,384", help="IVF lists probed (comma-separated)")
+    ap.add_argument("--before", default=None, help="source tree to compare against (child process)")
+    ap.add_argument("--skip-agreement", action="store_true")
     args = ap.parse_args()
     with open("/proc/loadavg") as f:
-        print(f"load average: {' '.join(f.read().split()[:3])}")
-    if not args.skip_cape:
-        bench_cape(args.space, args.repeat)
-    bench_throughput(args.space, args.units, 3)
-    print(f"HNSW agreement with exact search [{args.space}] (target >= 0.995):")
-    bench_agreement(args.space, args.queries, [int(e) for e in args.ef.split(",")])
+        print(f"load average: {' '.join(f.read().split()[:3])}; cores: {os.cpu_count()}")
+    cases = [[n, {**kw, "exact": e}] for e in (True, False) for n, kw in CASES]
+    if args.before:
+        print(f"before ({args.before}; exact=False there is its HNSW option):")
+        show(before(args.before, args.space, args.units, cases), "before")
+    print(f"after ({pathlib.Path(__file__).resolve().parents[1]}):")
+    show(_ns["throughput"](args.space, args.units, cases), "after")
+    if not args.skip_agreement:
+        agreement(args.space, args.queries, [int(e) for e in args.nprobe.split(",")])
+    with open("/proc/loadavg") as f:
+        print(f"load average at the end: {' '.join(f.read().split()[:3])}")
 
 
 if __name__ == "__main__":

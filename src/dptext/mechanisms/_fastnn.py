@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 CHUNK = 512
+NPROBE = 64  # IVF lists probed by the approximate search (exact=False)
 _TABLES: dict = {}
 _BF16: list = []
 
@@ -133,37 +134,26 @@ def fallback_rate(queries: np.ndarray, table: np.ndarray, key, *, bias=None, k: 
 
 
 def ann_best_match(queries: np.ndarray, space, metric: str, *, exclude: np.ndarray | None = None,
-                   k: int = 32, ef_search: int = 64) -> np.ndarray:
-    """Approximate best match: the HNSW index proposes ``k`` units, exact float32 scores pick one.
+                   nprobe: int = NPROBE) -> np.ndarray:
+    """Approximate best match: the best unit of the ``nprobe`` IVF lists nearest to each query.
 
     Scores are those of :func:`best_match` (cosine: ``⟨q, ê_t⟩``; Euclidean:
-    ``⟨2q, e_t⟩ − ‖e_t‖²``). ``exclude[i]`` is removed from the candidates
-    before choosing, so the exclusion rule is exact; a row left with no
-    candidate falls back to :func:`best_match`. Agreement with the exact
-    search depends on the space and ``ef_search`` (see ``benchmarks/bench_tokenmanip.py``).
+    ``⟨2q, e_t⟩ − ‖e_t‖²``), computed in float32 by one GEMM per list
+    (:class:`dptext.spaces.ann.IvfIndex`); ``exclude[i]`` is never returned; a
+    row whose probed lists hold no other unit falls back to :func:`best_match`.
+    Equal to the exact answer whenever the exact winner lies in a probed list;
+    agreement is measured in ``benchmarks/bench_tokenmanip.py``.
     """
-    from dptext.spaces.ann import AnnIndex
+    from dptext.spaces.ann import IvfIndex
 
     q = np.ascontiguousarray(queries, dtype=np.float32)
-    cand = AnnIndex.of(space, metric).candidates(q, min(k, space.size), ef_search).astype(np.int64)
-    valid = cand >= 0
-    safe = np.where(valid, cand, 0)
-    if metric == "cosine":
-        table, bias = space.normalized, None
-        score = np.einsum("ij,ikj->ik", q, table[safe])
-    else:
-        table, bias = space.embeddings, -space.sq_norms
-        score = np.einsum("ij,ikj->ik", 2.0 * q, table[safe]) + bias[safe]
-    score[~valid] = -np.inf
-    if exclude is not None:
-        ex = np.asarray(exclude, dtype=np.int64)
-        score[cand == ex[:, None]] = -np.inf
-    j = score.argmax(axis=1)
-    rows = np.arange(len(q))
-    out = cand[rows, j]
-    empty = np.flatnonzero(~np.isfinite(score[rows, j]))
+    out = IvfIndex.of(space, metric).search(q, nprobe, exclude)
+    empty = np.flatnonzero(out < 0)
     if len(empty):
-        key = (space.cache_key, metric)
-        out[empty] = best_match(q[empty] if bias is None else 2.0 * q[empty], table, key, bias=bias,
-                                exclude=None if exclude is None else np.asarray(exclude)[empty])
+        ex = None if exclude is None else np.asarray(exclude)[empty]
+        if metric == "cosine":
+            out[empty] = best_match(q[empty], space.normalized, (space.cache_key, metric), exclude=ex)
+        else:
+            out[empty] = best_match(2.0 * q[empty], space.embeddings, (space.cache_key, metric),
+                                    bias=-space.sq_norms, exclude=ex)
     return out

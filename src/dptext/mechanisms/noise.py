@@ -11,11 +11,12 @@ Exact search, pruned: every unit's ``K`` nearest other units and the distance
 kept in memory. A unit ``t`` outside ``{x} ∪ KNN(x)`` has ``d(x,t) >= R_K(x)``, hence
 ``d(q,t) >= R_K(x) − ‖z‖`` (triangle inequality); when the best candidate is
 at least that close the answer is exact without touching the rest of ``V``.
-Other queries fall back to a full search: exact (bf16-prefiltered GEMM,
+Other queries fall back to a full search: exact (one GEMM over ``V``,
 :mod:`dptext.mechanisms._fastnn`) with ``exact=True`` (default), or with
-``exact=False`` 32 candidates from the space's HNSW index
-(:mod:`dptext.spaces.ann`) re-scored exactly, ``x`` removed before choosing
-(cheaper, but it can miss the true nearest unit).
+``exact=False`` the best unit other than ``x`` in the ``nprobe`` lists of the
+space's IVF index nearest to the query (:mod:`dptext.spaces.ann`; approximate:
+on ``smollm2`` it agrees with exact search on about 0.95 of noisy queries at
+``nprobe = 64``, 0.98 at 128, 0.995 at 256, where it is no cheaper than exact).
 
 Guarantee: with ``exclude_original=False`` the output is post-processing of
 ``E[x] + z``, which is ``η·d(x, x')``-metric-DP (docs/algorithms.md). Excluding ``x`` makes
@@ -29,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from dptext.errors import DPTextError, check_epsilon
-from dptext.mechanisms._fastnn import ann_best_match, best_match
+from dptext.mechanisms._fastnn import NPROBE, ann_best_match, best_match
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 
@@ -84,10 +85,10 @@ class NoiseMapper(Mechanism):
     contextual = False
     dp = False
     params = {"eta": None, "exclude_original": True, "k": 32, "transition_samples": 10_000,
-              "exact": True, "ef_search": 64}
+              "exact": True, "nprobe": NPROBE}
 
     def __init__(self, *, epsilon: float | None = None, eta: float | None = None, exclude_original: bool = True,
-                 k: int = 32, transition_samples: int = 10_000, exact: bool = True, ef_search: int = 64,
+                 k: int = 32, transition_samples: int = 10_000, exact: bool = True, nprobe: int = NPROBE,
                  **kwargs) -> None:
         if eta is None and epsilon is None:
             raise DPTextError("noise-mapper needs eta (or epsilon, used as eta)")
@@ -98,18 +99,18 @@ class NoiseMapper(Mechanism):
         self.k = int(min(k, self.space.size - 1))
         self.transition_samples = int(transition_samples)
         self.table = NeighbourTable.of(self.space, self.k)
-        self.exact, self.ef_search = bool(exact), int(ef_search)
-        if self.ef_search < 1:
-            raise DPTextError(f"invalid ef_search={self.ef_search}: must be >= 1")
+        self.exact, self.nprobe = bool(exact), int(nprobe)
+        if self.nprobe < 1:
+            raise DPTextError(f"invalid nprobe={self.nprobe}: must be >= 1")
         if not self.exact:  # build or open the index now (progress lines while building)
-            from dptext.spaces.ann import AnnIndex
+            from dptext.spaces.ann import IvfIndex
 
-            AnnIndex.of(self.space, "euclidean", progress=kwargs.get("progress"))
+            IvfIndex.of(self.space, "euclidean", progress=kwargs.get("progress"))
 
     def settings(self) -> dict:
         out = {**super().settings(), "eta": self.eta, "exclude_original": self.exclude_original, "knn": self.k,
                "exact": self.exact}
-        return out if self.exact else {**out, "ef_search": self.ef_search}
+        return out if self.exact else {**out, "nprobe": self.nprobe}
 
     def noise(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` draws of ``z`` [n, N] (float64)."""
@@ -150,7 +151,7 @@ class NoiseMapper(Mechanism):
             ex = x[unsafe] if self.exclude_original else None
             sp = self.space
             if not self.exact:
-                best[unsafe] = ann_best_match(q[unsafe], sp, "euclidean", exclude=ex, ef_search=self.ef_search)
+                best[unsafe] = ann_best_match(q[unsafe], sp, "euclidean", exclude=ex, nprobe=self.nprobe)
                 return best
             best[unsafe] = best_match(2.0 * q[unsafe], sp.embeddings, (sp.cache_key, "euclidean"),
                                       bias=-sp.sq_norms, exclude=ex)

@@ -1,7 +1,7 @@
 """Benchmark: Stencil and noise-mapper throughput, exact against IVF search, and their agreement (one run).
 
 * Document: the first ``--units`` units of the Lee news corpus (gensim test data), real text.
-* Throughput (units/s, wall and CPU = ``time.process_time``, median of 3): ``perturb`` on the
+* Throughput (units/s, wall and CPU = ``time.process_time``, one timed run after a warm-up): ``perturb`` on the
   document for Stencil, punctuated Stencil and the noise mapper (η = 100, 150, 1000), with exact
   search (``exact=True``, the default) and IVF search (``exact=False``, ``nprobe`` lists); the noise
   mapper's mechanism step alone too. ``--before SRC`` runs the same rows in a child process against
@@ -52,7 +52,7 @@ def lee(space, n_units):
         else: lo = mid + 1
     return text[:lo]
 
-def timed(fn, repeat=3):
+def timed(fn, repeat=1):
     wall, cpu = [], []
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()

@@ -238,7 +238,7 @@ def test_page_and_assets_load_nothing_from_elsewhere(client):
 
 
 def test_the_command_binds_loopback_and_logs_no_text(tmp_path):
-    code = ("import sys; from dptext.commands.playground import playground; "
+    code = ("import sys; from dptext.cli.playground import playground; "
             "playground(host='127.0.0.1', port=0, public=False)")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, env=env)
@@ -262,7 +262,7 @@ def test_the_command_binds_loopback_and_logs_no_text(tmp_path):
 
 
 def test_the_command_refuses_a_public_address_unless_asked(monkeypatch):
-    from dptext.commands.playground import is_loopback, playground
+    from dptext.cli.playground import is_loopback, playground
     from dptext.errors import DPTextError
 
     served = []

@@ -15,7 +15,7 @@ from typing import List, Optional
 import numpy as np
 import typer
 
-from dptext.commands._common import MAX_INPUT_BYTES, print_json, print_top, progress_bar, read_text_arg
+from dptext.cli._common import MAX_INPUT_BYTES, print_json, print_top, progress_bar, read_text_arg
 from dptext.errors import DPTextError
 from dptext.text import decode_text
 
@@ -86,7 +86,7 @@ def context_transition(
     as_json: bool = typer.Option(False, "--json"),
 ):
     """The K most likely outputs of UNIT inside a prompt, Pr(y | x, context)."""
-    from dptext.commands._common import mechanism_spec
+    from dptext.cli._common import mechanism_spec
 
     ctx = read_text_arg(context, what="context")
     with progress_bar() as prog:

@@ -8,7 +8,7 @@ from typing import Optional
 import numpy as np
 import typer
 
-from dptext.commands._common import print_json
+from dptext.cli._common import print_json
 from dptext.errors import DPTextError, check_epsilon
 
 

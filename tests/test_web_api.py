@@ -83,7 +83,8 @@ def test_mechanisms_lists_every_registered_mechanism_with_its_default_space(clie
     per_unit = {name: cls.default_space for name, cls in MECHANISMS.items() if cls.default_space is not None}
     assert got == per_unit and {"rantext", "santext", "cape"} <= set(got)
     assert data["oov"] == ["drop", "random", "keep"] and data["retention_epsilons"] == list(range(1, 17))
-    assert next(m for m in data["mechanisms"] if m["name"] == "cape")["contextual"] is True
+    contextual = {m["name"] for m in data["mechanisms"] if m["contextual"]}
+    assert {"cape", "stencil"} <= contextual and not contextual & {"rantext", "santext", "custext", "noise-mapper"}
     assert next(m for m in data["mechanisms"] if m["name"] == "high-freq")["dp"] is False
 
 

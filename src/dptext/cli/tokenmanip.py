@@ -89,12 +89,14 @@ def context_transition(
     from dptext.cli._common import mechanism_spec
 
     ctx = read_text_arg(context, what="context")
-    with progress_bar() as prog:
-        mech = mechanism_spec(mechanism, epsilon, space=space, params=param).build(progress=prog)
-    import inspect
-
-    if "context" not in inspect.signature(mech.transition).parameters:
+    spec = mechanism_spec(mechanism, epsilon, space=space, params=param)
+    # capabilities are declared on the class: checked before building (which may load a model)
+    if not spec.cls.contextual:
         raise DPTextError(f"mechanism {mechanism!r} does not depend on context; use `dptext transition`")
+    if spec.cls.default_space is None:  # a document-level mechanism (DP-Prompt) has no row per unit
+        raise DPTextError(f"mechanism {mechanism!r} rewrites whole documents: it has no row per unit")
+    with progress_bar() as prog:
+        mech = spec.build(progress=prog)
     row = mech.transition(unit, context=ctx, position=position)
     print_top(row, mech.space.units, top, as_json)
 

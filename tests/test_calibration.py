@@ -93,7 +93,7 @@ def test_calibrate_rantext_command():
     import typer
     from typer.testing import CliRunner
 
-    from dptext.commands.calibrate import register
+    from dptext.cli.calibrate import register
 
     app = typer.Typer()
     register(app)

@@ -121,6 +121,12 @@ class StencilBase(ContextualMechanism):
         row[self.best_cosine(v, np.asarray([i]))[0]] = 1.0
         return row
 
+    def column_in_context(self, seg, i: int, cand: np.ndarray, y: int, *, chunk: int = 256) -> np.ndarray:
+        """Exact column ``1[NN(v with x at i) = y]`` per candidate ``x`` (linear in ``φ(x)``; attacks' view)."""
+        from dptext.attacks._incontext import stencil_column
+
+        return stencil_column(self, seg, i, cand, y, chunk)
+
     def best_cosine(self, v: np.ndarray, exclude: np.ndarray) -> np.ndarray:
         """``argmax_{t != exclude} cos(v, E[t])``: exact, or the best of the probed IVF lists (``exact=False``)."""
         if not self.exact:

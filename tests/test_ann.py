@@ -136,7 +136,6 @@ def test_mechanisms_with_ivf_never_return_the_input_and_declare_the_option(space
     assert st.settings()["exact"] is False and st.settings()["nprobe"] == 16
     v, x = _stencil_queries(space, lee, 500)
     assert not np.any(st.best_cosine(v, x) == x)
-    assert st.perturb(lee[:300]).text != lee[:300]
     x = np.random.default_rng(6).integers(0, space.size, 2000)
     nm = get_mechanism("noise-mapper", eta=100.0, space=space, exact=False, nprobe=16, seed=5)
     assert not np.any(nm._sample(x, np.random.default_rng(6)) == x)

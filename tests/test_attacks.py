@@ -15,6 +15,7 @@ from scipy import stats
 from dptext.attacks import get_attack, observe, rouge_l_f1, score
 from dptext.attacks.base import Observed
 from dptext.attacks.synthetic import common_words, zipf_corpus
+from dptext.errors import DPTextError
 from dptext.mechanisms import get_mechanism
 from dptext.spaces import get_space
 from toy_mechanisms import Identity, Uniform
@@ -204,6 +205,25 @@ def test_frequency_inversion(space, corpora, words):
     assert rep.success_at_1 == rep.n_units - unseen
 
 
+# ----- registry -----------------------------------------------------------------------------------------
+def test_attack_names_follow_the_mechanism_name_rule():
+    """Attack names are spelled and looked up by ``normalise_name``, the one rule for mechanism names."""
+    import inspect
+
+    from dptext.attacks import ATTACKS, attack_class
+    from dptext.mechanisms.spec import normalise_name
+
+    assert all(normalise_name(n) == n for n in ATTACKS) and {"bayes-bound", "contextual-bound"} <= set(ATTACKS)
+    assert attack_class(" Bayes_Bound ") is attack_class("bayes-bound") is ATTACKS["bayes-bound"]
+    with pytest.raises(DPTextError, match="unknown attack 'bayes bound'; known attacks: bayes, bayes-bound"):
+        attack_class("bayes bound")
+    # --model goes to the option each attack declares, and that option is a keyword of its constructor
+    takes_model = {n: c.model_option for n, c in ATTACKS.items() if c.model_option is not None}
+    assert takes_model == {"masked": "model", "oracle": "model", "llm": "backend"}
+    for name, option in takes_model.items():
+        assert inspect.signature(ATTACKS[name].__init__).parameters[option].kind is inspect.Parameter.KEYWORD_ONLY
+
+
 # ----- CLI ---------------------------------------------------------------------------------------------
 def _cli(*args, timeout=600):
     import os
@@ -244,6 +264,7 @@ def test_cli_attack_identity_and_uniform_limits(tmp_path, corpora):
     (["-a", "knn", "-e", "-1"], "epsilon"),
     (["-a", "knn", "--private", "/nonexistent/p.txt"], "private file not found"),
     (["-a", "nope"], "unknown attack 'nope'"),
+    (["-a", "knn", "--model", "some.gguf"], "--model does not apply to attack 'knn'"),
 ])
 def test_cli_attack_bad_input_is_one_line_exit_2(tmp_path, corpora, args, msg):
     priv = tmp_path / "p.txt"

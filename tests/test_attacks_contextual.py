@@ -130,3 +130,20 @@ def test_contextual_bound_dominates_contextual_attack_on_held_out_data(setting, 
         hit_b, hit_a, discordant = _paired(obs, rb, ra, k)
         assert int(hit_a.sum()) - int(hit_b.sum()) <= 2 * np.sqrt(discordant), (k, hit_b.mean(), hit_a.mean())
     assert bound.details(obs, rb)["candidates"] <= len(set(" ".join(private).split()))
+
+
+def test_bound_prior_is_the_private_corpus_law_of_the_sensitive_units(setting, contextual):
+    """Def. 1 of paper 003: the bounds' prior P(x) is the frequency of x among the units the mechanism
+    samples, over the whole private corpus (here SANTEXT+'s sensitive units), counted independently from
+    the space's segmentation and the mechanism's sensitive set; not flat, not the attacked targets' law."""
+    mech, private, _ = setting
+    _, _, bound = contextual
+    space = mech.space
+    ids = np.asarray([space.lookup(p.text) for t in private for p in space.segment(t).pieces])
+    ids = ids[ids >= 0]
+    ids = ids[mech.input_mask[ids] & mech.sensitive[ids]]
+    expected = np.bincount(ids, minlength=space.size) / len(ids)
+    obs = observe(mech, private[:6], rng=np.random.default_rng(1), repeats=1)  # a few sentences under attack
+    prior = np.asarray(bound._prior(obs), dtype=np.float64)
+    assert len(np.unique(expected[expected > 0])) > 3  # a non-flat law, so a flat prior could not pass
+    np.testing.assert_allclose(prior, expected, rtol=0, atol=1e-12)

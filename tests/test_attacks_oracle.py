@@ -67,7 +67,7 @@ def test_unpruned_beam_equals_exhaustive_search(mapper):
 
 
 def test_oracle_needs_a_lossy_mapper():
-    with pytest.raises(DPTextError):
+    with pytest.raises(DPTextError, match="needs a lossy mapper"):
         get_attack("oracle", get_mechanism("santext", epsilon=2, corpus=["a b c"]))
 
 

@@ -120,16 +120,20 @@ def test_seeded_runs_reproducible_across_engines(corpus, local2, ray_local):
     assert sum(a["text"] != b["text"] for a, b in zip(other, out1)) > 100
 
 
-def test_document_stream_is_the_spawned_child(corpus, local2):
-    """Document i uses child i of SeedSequence(seed).spawn: recompute a few in this process."""
+def test_block_stream_is_the_spawned_child(corpus, local2):
+    """Stream block b (records 64·b .. 64·b+63) uses child b of SeedSequence(seed).spawn, its documents
+    perturbed in record order in one call: recompute both blocks of the corpus in this process."""
+    from dptext.batch.sanitize import STREAM_BLOCK
+
     _, out = local2
+    assert STREAM_BLOCK == 64
     mech = MechanismSpec(mechanism="rantext", epsilon=3.0).build()
-    children = np.random.SeedSequence(11).spawn(124)
-    # the record index counts malformed records too: rows 0..10 are records 0..10, row 11 is record 12,
-    # row 119 is record 122 (three malformed lines come before it)
-    for row_i, rec_i in ((0, 0), (10, 10), (11, 12), (119, 122)):
-        res = mech.perturb(corpus["rows"][row_i]["text"], rng=np.random.default_rng(children[rec_i]))
-        assert out[row_i]["text"] == res.text
+    children = np.random.SeedSequence(11).spawn(2)
+    # records 11, 52, 93 are malformed: rows 0..61 are block 0's good records, rows 62..119 block 1's
+    for block, rows in ((0, range(0, 62)), (1, range(62, 120))):
+        texts = [corpus["rows"][r]["text"] for r in rows]
+        res = mech.perturb_many(texts, rng=np.random.default_rng(children[block]))
+        assert [out[r]["text"] for r in rows] == [x.text for x in res]
 
 
 def test_repeated_document_gets_independent_perturbations(tmp_path):

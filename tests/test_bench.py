@@ -172,6 +172,23 @@ def test_sweep_is_validated_before_any_cell_runs(tmp_path, change, msg):
     assert len(CALLS) == before and not (tmp_path / "parts").exists()
 
 
+def test_measure_names_are_spelled_by_the_one_rule():
+    """Sweep names go through ``normalise_name`` (spaces, case, ``-``/``_``) like mechanism names."""
+    from dptext.attacks import ATTACKS
+    from dptext.bench.measures import resolve
+
+    assert resolve("metric", " CR-Ratio ") is resolve("metric", "cr_ratio") is MEASURES[("metric", "cr_ratio")]
+    assert resolve("attack", "Bayes_Bound") is ATTACKS["bayes-bound"]
+
+
+def test_cr_ratio_is_refused_for_a_mechanism_without_a_random_adjacency_list():
+    from dptext.mechanisms import get_mechanism
+    from dptext.metrics import candidate_set_ratios
+
+    with pytest.raises(DPTextError, match="has no random adjacency list"):
+        candidate_set_ratios(get_mechanism("santext", epsilon=2, corpus=["a b c"]), ["a"])
+
+
 def _cli(*args):
     import os
     import subprocess

@@ -93,7 +93,7 @@ def test_calibrate_rantext_command():
     import typer
     from typer.testing import CliRunner
 
-    from dptext.commands.calibrate import register
+    from dptext.cli.calibrate import register
 
     app = typer.Typer()
     register(app)
@@ -108,3 +108,24 @@ def test_calibrate_rantext_command():
     assert "Z(eps) =" in text and "10.50%" in text
     bad = CliRunner().invoke(app, ["calibrate-rantext", "glove-50d", "--unit", "qqqzzzxxyy"])
     assert bad.exit_code != 0 and "not in the vocabulary" in str(bad.exception)
+
+
+def test_chunked_dstar_draws_are_independent_and_follow_one_law():
+    """d* draws cut into parallel chunks: no chunk repeats another, the pooled law equals one chunk's
+    law (two-sample KS), and a seeded generator reproduces them."""
+    from scipy.stats import ks_2samp
+
+    from dptext.mechanisms.calibration import PARALLEL_ROWS, draw_norms
+
+    scales = np.linspace(0.5, 2.0, 64)
+    n = 8 * PARALLEL_ROWS
+    pooled = draw_norms(scales, n, np.random.default_rng(11))
+    chunks = pooled.reshape(8, PARALLEL_ROWS)
+    assert len({c.tobytes() for c in chunks}) == 8
+    assert np.abs(np.corrcoef(chunks)[np.triu_indices(8, 1)]).max() < 0.15
+    single = np.concatenate([draw_norms(scales, PARALLEL_ROWS, np.random.default_rng(100 + i)) for i in range(8)])
+    assert ks_2samp(pooled, single).pvalue > 1e-3
+    # mean of ‖Y‖² is Σ 2·s_j² (E|Y_j|² = 2 s_j² for Exp(s_j)): a closed form, 5 standard errors
+    sq = pooled**2
+    assert abs(sq.mean() - 2 * (scales**2).sum()) < 5 * sq.std() / np.sqrt(n)
+    np.testing.assert_array_equal(pooled, draw_norms(scales, n, np.random.default_rng(11)))

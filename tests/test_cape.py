@@ -313,3 +313,88 @@ def test_masked_lm_device_extension(tmp_path):
     assert row.sum() == pytest.approx(1.0)
     res = m.perturb(text)
     assert res.privacy["claim"]["details"]["clip"] == 10.0 and "##" not in res.text
+
+
+# ----- restricted LM head, joint sampler, column contract -------------------------------------------------
+LONG = ("(Bees) My doctor said the biopsy results from the hospital were normal, so my wife and I celebrated "
+        "with a long dinner downtown near the river.")
+
+
+def chisquare_row(row, draws):
+    """p-value of ``draws`` against ``row``: the 30 likeliest units alone, the rest pooled by level and parity."""
+    n = len(draws)
+    top = np.argsort(-row)[:30]
+    bin_of = np.full(len(row), -1)
+    bin_of[top] = np.arange(30)
+    rest = bin_of < 0
+    level = np.unique(row[rest], return_inverse=True)[1]
+    bin_of[rest] = 30 + 2 * level + (np.flatnonzero(rest) % 2)
+    expected = np.bincount(bin_of, weights=row * n)
+    observed = np.bincount(bin_of[draws], minlength=len(expected))
+    small = expected < 5
+    exp_b = np.append(expected[~small], expected[small].sum())
+    obs_b = np.append(observed[~small], observed[small].sum())
+    keep = exp_b > 0
+    assert obs_b[~keep].sum() == 0
+    return stats.chisquare(obs_b[keep], exp_b[keep])[1]
+
+
+def test_restricted_head_equals_llama_cpp_full_logits(cape):
+    """Hidden states + one GEMM over the space's units (Q8_0 activation rounding) vs llama.cpp's own LM head."""
+    from dptext.mechanisms._device import CausalLlamaDevice
+
+    seg = cape.segment(LONG)
+    pos, idx = cape.vocab_positions(seg)
+    _, _, spaced = cape.device.align(seg, pos)
+    assert spaced.any() and not spaced.all()  # both the leading-space and the bare candidate rows are used
+    assert cape.device.lm_head(cape.space).shares_space  # distances ride in the same GEMM
+    full = get_mechanism("cape", epsilon=8, device=CausalLlamaDevice(head="full"), clip=cape.clip)
+    lr, lf = cape.device.unit_logits(seg, pos, cape.space), full.device.unit_logits(seg, pos, cape.space)
+    assert np.abs(lf).max() > 10
+    np.testing.assert_allclose(lr, lf, atol=1e-3, rtol=0)  # measured max |dL| 4e-5
+    np.testing.assert_allclose(cape.utilities(seg, pos, idx), full.utilities(seg, pos, idx), atol=1e-5, rtol=0)
+
+
+def test_joint_draws_at_several_positions_match_their_transitions(cape):
+    """One ``_sample_in_context`` call with three positions, each drawn 6,000 times, interleaved."""
+    seg = cape.segment(LONG)
+    pos, idx = cape.vocab_positions(seg)
+    pick = np.array([0, len(pos) // 2, len(pos) - 1])
+    n = 6000
+    order = np.tile(pick, n)
+    draws = cape._sample_in_context(seg, pos[order], idx[order], np.random.default_rng(11))
+    for k in pick:
+        row = cape.transition(cape.space.units[idx[k]], context=LONG, position=int(pos[k]))
+        p = chisquare_row(row, draws[order == k])
+        assert p > 1e-3, (k, p)
+
+
+def test_cape_column_override_equals_the_generic_default(cape):
+    from dptext.mechanisms._contextual import ContextualMechanism
+
+    seg = cape.segment(CONTEXT)
+    pos, idx = cape.vocab_positions(seg)
+    i, x0 = int(pos[2]), int(idx[2])
+    cand = np.unique(np.r_[x0, np.random.default_rng(4).choice(np.flatnonzero(cape.input_mask), 12, replace=False)])
+    y = int(cape.sample(cape.space.units[x0], 1, context=CONTEXT, position=i)[0])
+    fast = cape.column_in_context(seg, i, cand, y, chunk=5)
+    generic = ContextualMechanism.column_in_context(cape, seg, i, cand, y)
+    assert fast.shape == (len(cand),) and generic.max() > 0
+    # Both routes evaluate the same formulas, but BLAS rounds a row differently with the number of rows
+    # in its GEMM: utilities differ in the last float32 bits, and a unit that sits on a bucket edge may
+    # change bucket (and so |b| of y's bucket). Measured: at most 1 of 13 entries moves.
+    off = ~np.isclose(fast, generic, rtol=1e-4, atol=1e-12)
+    assert off.sum() <= 1
+
+
+def test_hidden_states_fail_closed(cape, monkeypatch):
+    from dptext.llm import hidden
+
+    hs = cape.device.hidden
+    with pytest.raises(DPTextError):
+        hs.run([1, 2, 3], [2, 1])  # rows must be sorted
+    with pytest.raises(DPTextError):
+        hs.run([1, 2, 3], [3])  # row outside the prompt
+    monkeypatch.setattr(hidden, "NODE", b"no_such_tensor")
+    with pytest.raises(DPTextError):  # the hidden-state tensor never seen: no values, not garbage
+        hs.run([1, 2, 3], [2])

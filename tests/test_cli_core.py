@@ -50,6 +50,8 @@ def test_transition_top_k_json():
     (["perturb"], b"\xff\xfeabc", "UTF-8"),
     (["perturb", "--oov", "boom", "x"], None, "OOV"),
     (["transition", "--mechanism", "santext", "qqqzzzxxyy"], None, "not in the vocabulary"),
+    (["context-transition", "fox", "-c", "The fox ran.", "-m", "rantext"], None, "does not depend on context"),
+    (["context-transition", "fox", "-c", "The fox ran.", "-m", "dp-prompt"], None, "rewrites whole documents"),
 ])
 def test_user_errors_are_one_line(args, stdin, needle):
     p = run(*args, stdin=stdin)

@@ -133,3 +133,22 @@ def test_santext_plus_records_branch_per_unit():
     # mechanisms without a sensitive split record None
     plain = get_mechanism("custext", epsilon=2, seed=0).perturb("the surgeon").to_dict()["units"]
     assert [u["sensitive"] for u in plain] == [None, None] and plain[1]["reason"] == "vocab"
+
+
+def test_perturb_many_keeps_each_text_and_the_per_unit_law():
+    """One vectorised call over many texts: each result is its own text's segmentation and join, and the
+    outputs of one unit, pooled over the texts, follow the mechanism's row (chi-square at a fixed seed)."""
+    from stats import chi2_pvalue
+
+    m = get_mechanism("custext", epsilon=2.0, seed=0)
+    texts = ["The river, at night.", "", "Zzyzxq\nriver 42!"] + ["river"] * 3000
+    res = m.perturb_many(texts, rng=np.random.default_rng(3))
+    assert len(res) == len(texts)
+    for t, r in zip(texts[:3], res[:3]):
+        seg = m.segment(t)
+        assert [u.original for u in r.units] == [p.text for p in seg.pieces]
+        assert r.text == seg.join([u.output for u in r.units])
+    assert res[1].text == "" and res[0].text.count(", ") == 1 and res[0].text.endswith(".")
+    assert res[2].units[0].action == "dropped" and "\n" in res[2].text
+    samples = np.asarray([m.space.lookup(r.units[0].output) for r in res[3:]])
+    assert chi2_pvalue(samples, m.transition("river")) > 1e-3

@@ -6,7 +6,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from dptext.commands import policy
+from dptext.cli import policy
 from dptext.errors import ParameterError
 
 TEXT = "Call Ann Lee at (555) 201-3344 or ann@lee.io about card 4111-1111-1111-1111."

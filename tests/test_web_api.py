@@ -14,9 +14,7 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -26,42 +24,11 @@ pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 
+from web_fixtures import base, client, dashboard_app, fake_snapshot, serve_app  # noqa: E402,F401
+
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = "My doctor said the test results were normal, but she wants to see me again in March."
 CANARY = "Zanzibarquux"
-
-
-@contextmanager
-def serve_app(app):
-    """``app`` under uvicorn on 127.0.0.1 (a free port) in a background thread; yields the base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-
-
-@pytest.fixture(scope="module")
-def base():
-    from dptext.web.app import create_app
-
-    with serve_app(create_app()) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def client(base):
-    with httpx.Client(base_url=base, timeout=600) as c:
-        yield c
 
 
 def santext_row(word: str, eps: float) -> tuple[np.ndarray, list[str]]:
@@ -83,7 +50,8 @@ def test_mechanisms_lists_every_registered_mechanism_with_its_default_space(clie
     per_unit = {name: cls.default_space for name, cls in MECHANISMS.items() if cls.default_space is not None}
     assert got == per_unit and {"rantext", "santext", "cape"} <= set(got)
     assert data["oov"] == ["drop", "random", "keep"] and data["retention_epsilons"] == list(range(1, 17))
-    assert next(m for m in data["mechanisms"] if m["name"] == "cape")["contextual"] is True
+    contextual = {m["name"] for m in data["mechanisms"] if m["contextual"]}
+    assert {"cape", "stencil"} <= contextual and not contextual & {"rantext", "santext", "custext", "noise-mapper"}
     assert next(m for m in data["mechanisms"] if m["name"] == "high-freq")["dp"] is False
 
 
@@ -238,7 +206,7 @@ def test_page_and_assets_load_nothing_from_elsewhere(client):
 
 
 def test_the_command_binds_loopback_and_logs_no_text(tmp_path):
-    code = ("import sys; from dptext.commands.playground import playground; "
+    code = ("import sys; from dptext.cli.playground import playground; "
             "playground(host='127.0.0.1', port=0, public=False)")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, env=env)
@@ -262,7 +230,7 @@ def test_the_command_binds_loopback_and_logs_no_text(tmp_path):
 
 
 def test_the_command_refuses_a_public_address_unless_asked(monkeypatch):
-    from dptext.commands.playground import is_loopback, playground
+    from dptext.cli.playground import is_loopback, playground
     from dptext.errors import DPTextError
 
     served = []
@@ -274,30 +242,6 @@ def test_the_command_refuses_a_public_address_unless_asked(monkeypatch):
     assert served == []
     playground(host="0.0.0.0", port=8090, public=True)
     assert served == ["0.0.0.0"]
-
-
-def fake_snapshot():
-    return {"settings": {"mode": "chat", "mechanism": "rantext", "epsilon": 3.0, "space": "cl100k-11k",
-                         "upstream_model": "smollm2", "policy": {"name": "all"}},
-            "keys": {"alice": {"requests": 12, "errors": 1, "latency_ms": {"p50": 8.5, "p95": 21.0},
-                               "epsilon_spent": 42.0, "epsilon_history": [[1_700_000_000, 12.0],
-                                                                          [1_700_000_060, 42.0]]},
-                     "bob": {"requests": 3, "errors": 0, "latency_ms": {"p50": 5.0, "p95": 6.0},
-                             "epsilon_spent": 9.0, "epsilon_history": [[1_700_000_030, 9.0]]}}}
-
-
-def dashboard_app(key: str = "secret"):
-    from fastapi import Depends, FastAPI, Header, HTTPException
-
-    from dptext.web.dashboard import make_router
-
-    def auth(authorization: str | None = Header(None)):
-        if authorization != f"Bearer {key}":
-            raise HTTPException(401, "missing or wrong key")
-
-    app = FastAPI()
-    app.include_router(make_router(fake_snapshot, data_dependencies=[Depends(auth)]), prefix="/admin")
-    return app
 
 
 def test_dashboard_router_serves_page_assets_and_guarded_data():

@@ -21,27 +21,13 @@ from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
-from test_web_api import dashboard_app, serve_app  # noqa: E402
+from web_fixtures import api, base, client, dashboard_app, serve_app  # noqa: E402,F401
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="Chromium and chromedriver are not installed "
                                 "(apt-get install -y chromium chromium-driver)")
 TEXT = "My doctor said the test results were normal, but she wants to see me again in March."
-
-
-@pytest.fixture(scope="module")
-def base():
-    from dptext.web.app import create_app
-
-    with serve_app(create_app()) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def api(base):
-    with httpx.Client(base_url=base, timeout=600) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

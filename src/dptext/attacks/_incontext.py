@@ -4,7 +4,9 @@ A contextual mechanism's row for input ``x`` at position ``i`` depends on the
 other units of the prompt ``c``. The Bayesian attacks and bounds need, for an
 observed ``y`` at position ``i`` of private sentence ``c``, the column
 ``Pr(y | x, c)`` over every candidate ``x`` (``c`` with ``x`` substituted at
-``i``; docs/algorithms.md). Three ways, fastest first:
+``i``; docs/algorithms.md). Each mechanism provides its own column through
+``ContextualMechanism.column_in_context`` (:func:`column_in_context` only calls it),
+fastest first:
 
 * Cape: the device model's logits at ``i`` see only the prefix (causal) or mask
   ``i`` (masked), so they are computed once per target; the utility
@@ -13,8 +15,9 @@ observed ``y`` at position ``i`` of private sentence ``c``, the column
   ``Pr(y | x) = Pr(bucket b_x(y)) / |b_x(y)|``;
 * Stencil: ``v(x) = v(c) + f_i·(φ(x) − φ(c_i))`` (linear in the centre unit), the
   output is the cosine-nearest unit of ``V \\ {x}``, so ``Pr(y | x) = 1[NN(v(x)) = y]``,
-  one batched nearest-neighbour search per chunk of candidates;
-* any other contextual mechanism: its exact ``_row_in_context`` once per candidate.
+  one batched nearest-neighbour search per chunk of candidates (:func:`stencil_column`, which
+  Stencil's override calls);
+* any other contextual mechanism (the default): its exact ``_row_in_context`` once per candidate.
 
 Cost per target is ``|candidates| × |V|`` utility entries (Cape) or a
 ``|candidates| × |V| × N`` product (Stencil): restrict candidates (``candidates="shadow"``)
@@ -25,7 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dptext.text import Piece, Segmentation
+from dptext.mechanisms._contextual import substitute
+from dptext.text import Segmentation
+
+__all__ = ["column_in_context", "is_contextual", "observed_columns", "stencil_column", "substitute"]
 
 
 def is_contextual(mechanism) -> bool:
@@ -38,28 +44,9 @@ def is_contextual(mechanism) -> bool:
     return isinstance(mechanism, ContextualMechanism)
 
 
-def substitute(seg: Segmentation, i: int, unit: str) -> Segmentation:
-    pieces = list(seg.pieces)
-    pieces[i] = Piece(pieces[i].ws, unit)
-    return Segmentation(tuple(pieces), seg.trailing)
-
-
-def _cape_column(mech, seg, i: int, cand: np.ndarray, y: int, chunk: int) -> np.ndarray:
-    from dptext.mechanisms.cape import bucket_law
-
-    logits = mech.device.unit_logits(seg, np.asarray([i], dtype=np.int64), mech.space)  # [1, V]
-    out = np.empty(len(cand), dtype=np.float64)
-    for s in range(0, len(cand), chunk):
-        c = cand[s : s + chunk]
-        u = mech.utility(np.broadcast_to(logits, (len(c), logits.shape[1])), c)
-        b, counts, probs = bucket_law(u, mech.epsilon, mech.sensitivity, mech.n_buckets)
-        r = np.arange(len(c))
-        k = b[:, y].astype(np.int64)
-        out[s : s + len(c)] = probs[r, k] / np.maximum(counts[r, k], 1)
-    return out
-
-
-def _stencil_column(mech, seg, i: int, cand: np.ndarray, y: int, chunk: int) -> np.ndarray:
+def stencil_column(mech, seg, i: int, cand: np.ndarray, y: int, chunk: int = 256) -> np.ndarray:
+    """Stencil's exact column: ``1[NN(v(c) + f_i·(φ(x) − φ(c_i))) = y]`` per candidate ``x`` (module doc)."""
+    cand = np.asarray(cand, dtype=np.int64)
     space = mech.space
     v0, defined = mech.quasi_embeddings(seg, np.asarray([i], dtype=np.int64))
     if not defined[0]:  # no weight anywhere: uniform over V \ {x}
@@ -79,21 +66,12 @@ def _stencil_column(mech, seg, i: int, cand: np.ndarray, y: int, chunk: int) -> 
     return out
 
 
-def _generic_column(mech, seg, i: int, cand: np.ndarray, y: int) -> np.ndarray:
-    units = mech.space.units
-    return np.asarray([mech._row_in_context(substitute(seg, i, units[x]), i, int(x))[y] for x in cand.tolist()])
-
-
 def column_in_context(mech, seg: Segmentation, i: int, cand: np.ndarray, y: int, *, chunk: int = 256) -> np.ndarray:
     """``Pr(y | x, seg with x at piece i)`` for every candidate index ``x`` in ``cand`` (float64)."""
     cand = np.asarray(cand, dtype=np.int64)
     if not len(cand):
         return np.zeros(0)
-    if all(hasattr(mech, a) for a in ("device", "utility", "n_buckets", "sensitivity")):
-        return _cape_column(mech, seg, i, cand, y, chunk)
-    if all(hasattr(mech, a) for a in ("quasi_embeddings", "best_cosine")):
-        return _stencil_column(mech, seg, i, cand, y, chunk)
-    return _generic_column(mech, seg, i, cand, y)
+    return np.asarray(mech.column_in_context(seg, i, cand, y, chunk=chunk), dtype=np.float64)
 
 
 def observed_columns(mech, obs, cand: np.ndarray, ys: np.ndarray, progress=None) -> np.ndarray:

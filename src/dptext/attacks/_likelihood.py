@@ -12,8 +12,8 @@ candidate inputs, for each distinct observed ``y``. Two modes:
 * stream: otherwise, each batch of new distinct ``y`` costs one pass over the
   candidate rows, keeping only the needed columns (memoised per ``y``).
 
-A mechanism may offer a batched ``transition_rows(ids) -> [len(ids), |V|]``;
-it is used when present, else ``transition`` is called per candidate.
+Rows come from ``Mechanism.transition_rows(ids) -> [len(ids), |V|]`` (batched
+where the mechanism overrides it; the base calls ``transition`` per id).
 """
 
 from __future__ import annotations
@@ -24,10 +24,7 @@ from dptext import cache
 
 
 def transition_rows(mechanism, ids: np.ndarray) -> np.ndarray:
-    batched = getattr(mechanism, "transition_rows", None)
-    if batched is not None:
-        return np.asarray(batched(ids), dtype=np.float64)
-    return np.stack([mechanism.transition(int(i)) for i in ids.tolist()])
+    return np.asarray(mechanism.transition_rows(ids), dtype=np.float64)
 
 
 class Likelihood:

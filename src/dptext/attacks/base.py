@@ -21,9 +21,10 @@ import numpy as np
 
 from dptext.attacks.scoring import normalize_unit, score
 from dptext.errors import DPTextError
+from dptext.mechanisms.spec import normalise_name
 
-__all__ = ["Attack", "Observed", "get_attack", "list_attacks", "normalize_unit", "observe", "observed_from_results",
-           "register_attack"]
+__all__ = ["Attack", "Observed", "attack_class", "get_attack", "list_attacks", "normalize_unit", "observe",
+           "observed_from_results", "register_attack"]
 
 
 TARGETS = ("sampled", "all")
@@ -173,6 +174,8 @@ class Attack(ABC):
     is_bound: ClassVar[bool] = False
     #: ``fit`` needs the private corpus (the bounds' prior)
     needs_private: ClassVar[bool] = False
+    #: the keyword option that takes a language model (``dptext attack --model``); None: the attack uses none
+    model_option: ClassVar[str | None] = None
 
     def __init__(self, mechanism, *, k: int = 5, progress=None) -> None:
         if int(k) < 1:
@@ -238,19 +241,27 @@ ATTACKS: dict[str, type] = {}
 
 
 def register_attack(name: str):
+    """Register an attack class under ``name``, spelled as :func:`normalise_name` spells mechanism names."""
+    key = normalise_name(name)
+
     def deco(cls):
-        cls.name = name
-        ATTACKS[name] = cls
+        cls.name = key
+        ATTACKS[key] = cls
         return cls
 
     return deco
 
 
-def get_attack(name: str, mechanism, **kwargs) -> Attack:
-    key = name.lower().replace("_", "-")
+def attack_class(name) -> type:
+    """The registered attack class for ``name`` (``"Bayes_Bound"`` finds ``bayes-bound``); unknown: DPTextError."""
+    key = normalise_name(name)
     if key not in ATTACKS:
         raise DPTextError(f"unknown attack {name!r}; known attacks: {', '.join(sorted(ATTACKS))}")
-    return ATTACKS[key](mechanism, **kwargs)
+    return ATTACKS[key]
+
+
+def get_attack(name: str, mechanism, **kwargs) -> Attack:
+    return attack_class(name)(mechanism, **kwargs)
 
 
 def list_attacks() -> list[str]:

@@ -199,12 +199,14 @@ def target_counts(mechanism, texts, targets: str = "sampled") -> np.ndarray:
     ``texts``, read off one perturbation (the policies are deterministic per unit; contextual
     mechanisms: their perturbable positions, without a device pass)."""
     from dptext.attacks.base import is_target
+    from dptext.mechanisms._contextual import ContextualMechanism
     from dptext.mechanisms.base import Mechanism
 
     space = mechanism.space
     rng = np.random.default_rng(0)
     names: list[str] = []
-    positions = getattr(mechanism, "vocab_positions", None)
+    # a contextual mechanism's perturbable positions are defined by its class (no device pass needed)
+    positions = mechanism.vocab_positions if isinstance(mechanism, ContextualMechanism) else None
     for text in texts:
         if positions is not None and targets == "sampled":
             seg = Mechanism.segment(mechanism, text)  # the base segmentation: no prompt state is set

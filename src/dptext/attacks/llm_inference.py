@@ -84,6 +84,8 @@ def _text_of(answer) -> str:
 
 @register_attack("llm")
 class LLMInference(Attack):
+    model_option = "backend"
+
     def __init__(self, mechanism, *, k: int = 5, backend=None, chunk: int = 16, max_tokens_per_unit: int = 12,
                  progress=None) -> None:
         super().__init__(mechanism, k=k, progress=progress)

@@ -34,6 +34,8 @@ def _is_word(s: str) -> bool:
 
 @register_attack("masked")
 class MaskedInference(Attack):
+    model_option = "model"
+
     def __init__(self, mechanism, *, k: int = 5, model=None, n_candidates: int = 10, right_window: int = 4,
                  vocab_only: bool = True, progress=None) -> None:
         super().__init__(mechanism, k=k, progress=progress)

@@ -36,10 +36,15 @@ class NearestNeighbourAttack(KNNAttack):
 
 @register_attack("oracle")
 class BeamOracle(Attack):
+    model_option = "model"
+
     def __init__(self, mechanism, *, k: int = 5, keep_mass: float = 0.85, max_beam: int = 32, model=None,
                  progress=None) -> None:
+        from dptext.mechanisms.mappers import LossyMapper
+
         super().__init__(mechanism, k=k, progress=progress)
-        if not hasattr(mechanism, "preimage"):
+        # the partition (``preimage``) is what a LossyMapper is: the capability is the class, not an attribute
+        if not isinstance(mechanism, LossyMapper):
             raise DPTextError(f"the beam oracle needs a lossy mapper (with groups); {mechanism.name} has none")
         if not 0 < float(keep_mass) <= 1:
             raise DPTextError(f"invalid keep_mass {keep_mass}: must be in (0, 1]")

@@ -4,6 +4,6 @@ See :func:`dptext.batch.pipeline.sanitize_corpus` and ``dptext sanitize-corpus``
 """
 
 from dptext.batch.pipeline import ENGINES, sanitize_corpus
-from dptext.batch.sanitize import BatchJob, document_rng
+from dptext.batch.sanitize import BatchJob, block_rng
 
-__all__ = ["ENGINES", "sanitize_corpus", "BatchJob", "document_rng"]
+__all__ = ["ENGINES", "sanitize_corpus", "BatchJob", "block_rng"]

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from typing import Iterable, Iterator
 
 from dptext.errors import DPTextError
-from dptext.batch.sanitize import BatchJob, DocResult, sanitize_shard
+from dptext.batch.sanitize import STREAM_BLOCK, BatchJob, DocResult, sanitize_shard
 
 _WORKER: dict = {}
 START_TIMEOUT = 300  # seconds for the pool to spawn and load the mechanism
@@ -52,14 +52,18 @@ def _ready(_) -> int:
 
 
 def shards(items: Iterable[tuple[int, str]], size: int) -> Iterator[tuple[list[int], list[str]]]:
+    """Consecutive records in shards of whole stream blocks: a shard spans ``size`` record positions rounded
+    up to a multiple of ``STREAM_BLOCK`` and starts on a multiple of it (fewer rows where records were
+    malformed), so no stream block is ever split between two workers."""
+    span = -(-max(1, int(size)) // STREAM_BLOCK) * STREAM_BLOCK
     idx: list[int] = []
     txt: list[str] = []
     for i, t in items:
-        idx.append(i)
-        txt.append(t)
-        if len(idx) >= size:
+        if idx and i // span != idx[0] // span:
             yield idx, txt
             idx, txt = [], []
+        idx.append(i)
+        txt.append(t)
     if idx:
         yield idx, txt
 

@@ -43,7 +43,9 @@ class RaySanitizer:
     def __call__(self, batch):
         import pyarrow as pa
 
-        res = sanitize_shard(self.mech, self.entropy, batch.column("idx").to_pylist(), batch.column("text").to_pylist())
+        # one row per shard (lists of whole stream blocks), so a block never straddles two calls
+        res = [r for idx, txt in zip(batch.column("idx").to_pylist(), batch.column("text").to_pylist())
+               for r in sanitize_shard(self.mech, self.entropy, idx, txt)]
         return pa.table({
             "idx": pa.array([r.index for r in res], pa.int64()),
             "text": pa.array([r.text for r in res], pa.string()),
@@ -143,13 +145,14 @@ class RayEngine:
         import pyarrow as pa
         import ray.data
 
-        tables = [pa.table({"idx": pa.array(i, pa.int64()), "text": pa.array(t, pa.string())}) for i, t in window]
+        tables = [pa.table({"idx": pa.array([i], pa.list_(pa.int64())), "text": pa.array([t], pa.list_(pa.string()))})
+                  for i, t in window]
         expected = iter([i for idx, _ in window for i in idx])
         with warnings.catch_warnings():
             # max_restarts has no named parameter in this Ray; passing it through **ray_remote_args warns
             warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
             ds = ray.data.from_arrow(tables).map_batches(
-                RaySanitizer, batch_size=self.shard_size, batch_format="pyarrow",
+                RaySanitizer, batch_size=1, batch_format="pyarrow",
                 compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(tables))), num_cpus=1,
                 fn_constructor_kwargs={"job": self.job, "entropy": self.entropy},
                 max_restarts=0)  # a dead actor fails the run; restartable actors make Ray log an error line

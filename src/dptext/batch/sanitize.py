@@ -2,17 +2,22 @@
 
 Stream rule (what makes runs reproducible across engines and worker counts):
 the run has one root ``numpy.random.SeedSequence`` (``--seed N``, or OS
-entropy drawn once by the driver when no seed is given). Document number
-``i`` of the input (0-based record position, counting malformed records too)
-draws all its noise from
+entropy drawn once by the driver when no seed is given). Records are grouped
+into fixed *stream blocks* of :data:`STREAM_BLOCK` consecutive record
+positions (0-based, counting malformed records too): block ``b`` holds
+records ``[b·B, (b+1)·B)`` and draws all its noise, document after document
+in record order, from
 
-    Generator(PCG64(SeedSequence(root_entropy, spawn_key=(i,))))
+    Generator(PCG64(SeedSequence(root_entropy, spawn_key=(b,))))
 
-which is exactly the ``i``-th child of ``SeedSequence(root).spawn(...)``.
-A document's output therefore depends only on (seed, its position, its
-text), never on which worker, shard or engine handled it; and no two
-documents (hence no two workers) ever share a stream, so a repeated document
-gets independent perturbations.
+which is exactly the ``b``-th child of ``SeedSequence(root).spawn(...)``.
+The documents of a block are perturbed in one vectorised call
+(:meth:`~dptext.mechanisms.base.Mechanism.perturb_many`). Shards are cut at
+block boundaries, so a block is never split between workers: the output
+depends only on (seed, the record positions, the texts), never on which
+worker, shard or engine handled it; and no two blocks (hence no two workers)
+share a stream, while documents inside a block take successive draws of it,
+so a repeated document gets independent perturbations.
 """
 
 from __future__ import annotations
@@ -56,21 +61,30 @@ class BatchJob:
         return DocSanitizer(self.spec.build(space=load_space_mmap(self.space_name)), None)
 
 
+STREAM_BLOCK = 64  # records per random stream (and the unit of work of one vectorised call)
+
+
 class DocSanitizer:
-    """One document in, (text, privacy report, unit count) out; through the core when a policy is set."""
+    """Documents in, (text, privacy report, unit count) out; through the core when a policy is set."""
 
     def __init__(self, mech, sanitizer):
         self.mech, self.sanitizer = mech, sanitizer
 
     def __call__(self, text: str, rng) -> tuple[str, dict, int]:
+        return self.many([text], rng)[0]
+
+    def many(self, texts: list[str], rng) -> list[tuple[str, dict, int]]:
+        """The texts in order, all noise from ``rng`` (one vectorised call without a policy)."""
         if self.sanitizer is None:
-            res = self.mech.perturb(text, rng=rng)
-            return res.text, res.privacy, len(res.units)
+            return [(r.text, r.privacy, len(r._pieces)) for r in self.mech.perturb_many(texts, rng=rng)]
         from dptext.pipeline import Segment
 
-        out = self.sanitizer.sanitize([Segment(text, private=True)], rng=rng)
-        units = out.report.get("units", {})
-        return out.texts[0], out.report, int(sum(units.values())) if isinstance(units, dict) else 0
+        out = []
+        for text in texts:
+            o = self.sanitizer.sanitize([Segment(text, private=True)], rng=rng)
+            units = o.report.get("units", {})
+            out.append((o.texts[0], o.report, int(sum(units.values())) if isinstance(units, dict) else 0))
+        return out
 
 
 def root_entropy(seed: int | None) -> int:
@@ -82,9 +96,13 @@ def root_entropy(seed: int | None) -> int:
     return int(seed)
 
 
-def document_rng(entropy: int, index: int) -> np.random.Generator:
-    """The independent stream of document ``index`` (the ``index``-th ``SeedSequence.spawn`` child)."""
-    return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(int(index),)))
+def block_rng(entropy: int, block: int) -> np.random.Generator:
+    """The independent stream of stream block ``block`` (the ``block``-th ``SeedSequence.spawn`` child)."""
+    return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(int(block),)))
+
+
+def block_of(index: int) -> int:
+    return int(index) // STREAM_BLOCK
 
 
 @dataclass
@@ -96,16 +114,44 @@ class DocResult:
     error: str | None = None
 
 
-def sanitize_one(doc: DocSanitizer, entropy: int, index: int, text) -> DocResult:
-    """Perturb one document; a user-level error (bad text, too long) rejects it without output."""
+def _reject(index: int, text) -> DocResult | None:
     if not isinstance(text, str):
         return DocResult(index, None, None, 0, f"text is {type(text).__name__}, not a string")
+    return None
+
+
+def sanitize_block(doc: DocSanitizer, entropy: int, indices: list[int], texts: list) -> list[DocResult]:
+    """One stream block's documents (in record order) with the block's stream.
+
+    A user-level error (bad text, too long) rejects its document without output; the block is then
+    redone one document at a time from a fresh copy of its stream, so the result is still a function
+    of the block's texts alone."""
+    out: list[DocResult | None] = [_reject(i, t) for i, t in zip(indices, texts)]
+    todo = [k for k, r in enumerate(out) if r is None]
     try:
-        out, report, units = doc(text, document_rng(entropy, index))
-    except DPTextError as exc:
-        return DocResult(index, None, None, 0, str(exc))
-    return DocResult(index, out, report, units)
+        done = doc.many([texts[k] for k in todo], block_rng(entropy, block_of(indices[0])))
+        for k, (text, report, units) in zip(todo, done):
+            out[k] = DocResult(indices[k], text, report, units)
+    except DPTextError:
+        rng = block_rng(entropy, block_of(indices[0]))
+        for k in todo:
+            try:
+                text, report, units = doc(texts[k], rng)
+                out[k] = DocResult(indices[k], text, report, units)
+            except DPTextError as exc:
+                out[k] = DocResult(indices[k], None, None, 0, str(exc))
+    return out
 
 
 def sanitize_shard(doc: DocSanitizer, entropy: int, indices, texts) -> list[DocResult]:
-    return [sanitize_one(doc, entropy, int(i), t) for i, t in zip(indices, texts)]
+    """A shard is whole stream blocks (``engines.shards`` cuts at block boundaries)."""
+    out: list[DocResult] = []
+    lo = 0
+    indices = [int(i) for i in indices]
+    while lo < len(indices):
+        hi = lo + 1
+        while hi < len(indices) and block_of(indices[hi]) == block_of(indices[lo]):
+            hi += 1
+        out.extend(sanitize_block(doc, entropy, indices[lo:hi], texts[lo:hi]))
+        lo = hi
+    return out

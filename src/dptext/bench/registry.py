@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Callable
 
+from dptext.mechanisms.spec import normalise_name
+
 MEASURES: dict[tuple[str, str], Callable] = {}
 
 
 def norm(name: str) -> str:
-    """Registry key of a metric/attack name: lower case, ``-`` as ``_``."""
-    return name.lower().replace("-", "_")
+    """Registry key of a metric/attack name: the name as ``normalise_name`` spells it (the one rule for mechanism
+    and attack names), then ``-`` as ``_``, so that the key is also the name of a module attribute."""
+    return normalise_name(name).replace("-", "_")
 
 
 def register_measure(name: str, kind: str = "metric"):

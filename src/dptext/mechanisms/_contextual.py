@@ -9,7 +9,10 @@ hands both to :meth:`_sample_in_context`. A mismatch between the two fails
 closed (:class:`PrivacyError`) before anything is emitted.
 
 ``transition(x, context, position)`` and ``sample(x, n, context=...)`` take
-the prompt explicitly. Without a context the unit is its own one-unit prompt,
+the prompt explicitly. :meth:`ContextualMechanism.column_in_context` gives the
+column ``Pr(y | x, c with x at i)`` over candidates ``x`` (the attacks' view);
+the default evaluates ``_row_in_context`` once per candidate, and a mechanism
+with a cheaper exact form overrides it (Cape, Stencil). Without a context the unit is its own one-unit prompt,
 which is what ``dptext transition`` shows; ``dptext context-transition``
 passes ``--context``.
 """
@@ -27,8 +30,16 @@ from dptext.resources import is_digits, is_punctuation
 from dptext.text import Piece, Segmentation
 
 
+def substitute(seg: Segmentation, i: int, unit: str) -> Segmentation:
+    """``seg`` with the unit of piece ``i`` replaced by ``unit`` (whitespace kept)."""
+    pieces = list(seg.pieces)
+    pieces[i] = Piece(pieces[i].ws, unit)
+    return Segmentation(tuple(pieces), seg.trailing)
+
+
 class ContextualMechanism(Mechanism):
     contextual = True
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lock = threading.RLock()
@@ -126,3 +137,15 @@ class ContextualMechanism(Mechanism):
         seg, p, i = self.locate(x, context, position)
         return self._sample_in_context(seg, np.full(int(n), p, np.int64), np.full(int(n), i, np.int64),
                                        rng or self.rng)
+
+    def column_in_context(self, seg: Segmentation, i: int, cand: np.ndarray, y: int, *,
+                          chunk: int = 256) -> np.ndarray:
+        """``Pr(y | x, seg with x at piece i)`` for every vocabulary index ``x`` in ``cand`` (float64).
+
+        Default: the exact row of each candidate in its own substituted prompt (one
+        ``_row_in_context`` per candidate; ``chunk`` is unused here).
+        """
+        units = self.space.units
+        cand = np.asarray(cand, dtype=np.int64)
+        return np.asarray([self._row_in_context(substitute(seg, i, units[x]), i, int(x))[y] for x in cand.tolist()],
+                          dtype=np.float64)

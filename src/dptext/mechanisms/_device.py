@@ -14,7 +14,13 @@ position ``pos[p]`` of the prompt given its context.
   bare continuations), so Cape also runs on ``minilm-wordpiece``. A piece that
   starts inside a device token is scored at that token's row. Prompts longer
   than ``n_ctx`` are evaluated in windows that carry ``overlap`` tokens of
-  preceding context.
+  preceding context. The LM head is restricted to the space's units
+  (``head="restricted"``, default): llama.cpp returns the final hidden states
+  of the scored positions only and stops before its LM head, and
+  :mod:`dptext.mechanisms._lmhead` computes ``L = W[c] · ĥ`` for the ``|V|``
+  candidate rows in one GEMM (equal to llama.cpp's logits to float32
+  rounding). ``head="full"`` keeps llama.cpp's full-vocabulary logits for
+  every position (``logits_all=True``) and gathers the candidates.
 * :class:`MaskedLMDevice`: the extension point for a masked LM (BERT-style,
   position masked, both sides of context). Subclass it and implement
   :meth:`MaskedLMDevice.masked_logits`; pieces are mapped to device ids with
@@ -68,12 +74,23 @@ class DeviceModel(ABC):
             w = np.arange(s, min(s + chunk, len(pos)))
             yield w, self.unit_logits(seg, pos[w], space)
 
+    def iter_unit_scores(self, seg: Segmentation, pos: np.ndarray, space, queries: np.ndarray | None,
+                         chunk: int = 64):
+        """``(indices into pos, logits, queries[w] · Eᵀ)`` chunks; ``E`` = ``space.embeddings``.
+
+        Cape's distances need ``e_x · e_t`` for its input units; a device whose LM head rows are
+        the space's embeddings computes both products in one GEMM (:class:`CausalLlamaDevice`).
+        """
+        for w, logits in self.iter_unit_logits(seg, pos, space, chunk=chunk):
+            yield w, logits, None if queries is None else np.asarray(queries)[w] @ space.embeddings.T
+
 
 class CausalLlamaDevice(DeviceModel):
     name = "smollm2-llama.cpp"
+    HEADS = ("restricted", "full")
 
     def __init__(self, path: str | None = None, *, n_ctx: int = 512, overlap: int = 128,
-                 n_threads: int | None = None) -> None:
+                 n_threads: int | None = None, head: str = "restricted") -> None:
         from dptext.spaces.smollm2 import gguf_path
 
         self.path = path or gguf_path()
@@ -82,8 +99,13 @@ class CausalLlamaDevice(DeviceModel):
             raise DPTextError(f"invalid n_ctx {n_ctx}: must be >= 16")
         self.overlap = max(0, min(int(overlap), self.n_ctx // 4))  # windows advance by n_ctx - 1 - overlap
         self.n_threads = None if n_threads is None else int(n_threads)  # None: the runtime's thread policy
+        if head not in self.HEADS:
+            raise DPTextError(f"invalid head {head!r}: use {', '.join(self.HEADS)}")
+        self.head = head
         self._model = None
+        self._hidden = None
         self._cands: dict[str, np.ndarray] = {}
+        self._heads: dict[str, object] = {}
 
     def fingerprint(self) -> dict:
         return {"device": self.name, "gguf": cache.file_fingerprint(self.path)}
@@ -93,8 +115,31 @@ class CausalLlamaDevice(DeviceModel):
         if self._model is None:
             from dptext.llm.runtime import load_llama
 
-            self._model = load_llama(self.path, n_ctx=self.n_ctx, logits_all=True, n_threads=self.n_threads)
+            self._model = load_llama(self.path, n_ctx=self.n_ctx, logits_all=self.head == "full",
+                                     n_threads=self.n_threads)
         return self._model
+
+    @property
+    def hidden(self):
+        """The hidden-state context on :attr:`model` (:class:`dptext.llm.hidden.HiddenStates`)."""
+        if self._hidden is None:
+            from dptext.llm.hidden import HiddenStates
+
+            m = self.model
+            self._hidden = HiddenStates(m, n_ctx=self.n_ctx, n_threads=int(m.context_params.n_threads))
+        return self._hidden
+
+    def lm_head(self, space):
+        """The :class:`~dptext.mechanisms._lmhead.RestrictedHead` of ``space`` (None with ``head="full"``)."""
+        if self.head == "full":
+            return None
+        if space.cache_key not in self._heads:
+            from dptext.mechanisms._lmhead import RestrictedHead, output_matrix
+
+            w, kind = output_matrix(self.path)  # dropped once the space's rows are taken
+            rows = space.embeddings if space.embeddings.shape[1] == w.shape[1] else None
+            self._heads[space.cache_key] = RestrictedHead(w, kind, self.candidate_ids(space), rows)
+        return self._heads[space.cache_key]
 
     def candidate_ids(self, space) -> np.ndarray:
         """``[|V|, 2]`` device token ids of every unit: (leading-space form, bare form)."""
@@ -137,8 +182,45 @@ class CausalLlamaDevice(DeviceModel):
         spaced = np.asarray([pieces[k][:1] == b" " and tstart[k] + 1 == bb for k, bb in zip(j, b)], dtype=bool)
         return tokens, j, spaced
 
+    def windows(self, n_tokens: int, j: np.ndarray):
+        """``(positions scored, first context token, end)`` per window of at most ``n_ctx`` tokens."""
+        step = self.n_ctx - 1 - self.overlap
+        for s in range(0, max(1, n_tokens), step):
+            want = np.flatnonzero((j >= s) & (j < s + step))
+            if len(want):
+                yield want, max(0, s - self.overlap), min(n_tokens, s + step, int(j[want].max()) + 1)
+
+    def iter_unit_scores(self, seg: Segmentation, pos: np.ndarray, space, queries: np.ndarray | None,
+                         chunk: int = 64):
+        """Restricted head: one hidden-state pass per window, then logits (and query dots) per chunk."""
+        head = self.lm_head(space)
+        if head is None:
+            yield from DeviceModel.iter_unit_scores(self, seg, pos, space, queries, chunk)
+            return
+        pos = np.asarray(pos, dtype=np.int64)
+        if not len(pos):
+            return
+        tokens, j, spaced = self.align(seg, pos)
+        hs = self.hidden
+        bos = self.model.token_bos()
+        for want, c0, end in self.windows(len(tokens), j):
+            rows, inv = np.unique(j[want] - c0, return_inverse=True)  # row k predicts tokens[c0 + k]
+            seq = ([bos] + [int(t) for t in tokens[c0:end]])[: int(rows[-1]) + 1]
+            h = hs.run(seq, rows)[inv.ravel()]
+            for a in range(0, len(want), chunk):
+                w = want[a : a + chunk]
+                q = None if queries is None else np.asarray(queries)[w]
+                logits, dots = head.scores(h[a : a + chunk], spaced[w], q)
+                if q is not None and dots is None:
+                    dots = q @ space.embeddings.T
+                yield w, logits, dots
+
     def iter_unit_logits(self, seg: Segmentation, pos: np.ndarray, space, chunk: int = 64):
         """One device pass per window of ``n_ctx`` tokens; yields ``(indices into pos, logits)`` chunks."""
+        if self.head != "full":
+            for w, logits, _ in self.iter_unit_scores(seg, pos, space, None, chunk):
+                yield w, logits
+            return
         pos = np.asarray(pos, dtype=np.int64)
         if not len(pos):
             return
@@ -148,13 +230,7 @@ class CausalLlamaDevice(DeviceModel):
 
         m = self.model
         lock = model_lock(m)
-        step = self.n_ctx - 1 - self.overlap
-        for s in range(0, max(1, len(tokens)), step):
-            want = np.flatnonzero((j >= s) & (j < s + step))
-            if not len(want):
-                continue
-            c0 = max(0, s - self.overlap)
-            end = min(len(tokens), s + step, int(j[want].max()) + 1)
+        for want, c0, end in self.windows(len(tokens), j):
             with lock:
                 m.reset()
                 m.eval([m.token_bos()] + list(tokens[c0:end]))

@@ -214,18 +214,45 @@ class Mechanism(ABC):
 
     def perturb(self, text, *, rng: np.random.Generator | None = None) -> PerturbResult:
         """Perturb every unit of ``text`` (a string, or a list of units)."""
+        return self._perturb_texts([text], rng or self.rng)[0]
+
+    def perturb_many(self, texts, *, rng: np.random.Generator | None = None) -> list[PerturbResult]:
+        """Perturb several texts in one vectorised pass (one policy decision and one lookup per distinct
+        unit over all of them, one sampler call): the same law per text as :meth:`perturb`, with every
+        text's noise drawn from ``rng``, texts in order."""
         rng = rng or self.rng
-        seg = self.segment(text)
-        pieces = seg.pieces
+        if type(self).perturb is not Mechanism.perturb:  # a mechanism with its own per-text perturb (context)
+            return [self.perturb(t, rng=rng) for t in texts]
+        return self._perturb_texts(texts, rng)
+
+    def _perturb_texts(self, texts, rng: np.random.Generator) -> list[PerturbResult]:
+        segs = [self.segment(t) for t in texts]
+        sizes = [len(s.pieces) for s in segs]
+        for n_i in sizes:
+            if n_i > MAX_UNITS:
+                raise DPTextError(f"input has {n_i} units; the limit per call is {MAX_UNITS} (split it)")
+        pieces = [p for s in segs for p in s.pieces]
+        outputs, actions, reasons, sensitive = self._perturb_pieces(pieces, rng)
+        results, lo = [], 0
+        for seg, n_i in zip(segs, sizes):
+            hi = lo + n_i
+            out_i = outputs[lo:hi]
+            res = PerturbResult(seg.join(out_i), seg.pieces, out_i, actions[lo:hi], reasons[lo:hi],
+                                sensitive=None if sensitive is None else sensitive[lo:hi])
+            res.privacy = self.report(res)
+            results.append(res)
+            lo = hi
+        return results
+
+    def _perturb_pieces(self, pieces, rng: np.random.Generator):
+        """``(outputs, actions, reasons, sensitive)`` per piece (``sensitive`` None without a sensitive split)."""
         n = len(pieces)
-        if n > MAX_UNITS:
-            raise DPTextError(f"input has {n} units; the limit per call is {MAX_UNITS} (split it)")
         texts = [p.text for p in pieces]
         # one policy decision and one lookup per distinct unit
         distinct = dict.fromkeys(texts)
-        d_idx = self.space.lookup_many(list(distinct))
-        mask = self.input_mask
         keys = list(distinct)
+        d_idx = self.space.lookup_many(keys)
+        mask = self.input_mask
         d_reason = []
         for t, i in zip(keys, d_idx.tolist()):
             reason = self._policy_of(t)
@@ -278,9 +305,7 @@ class Mechanism(ABC):
             picks = support[rng.integers(0, len(support), size=len(rand_pos))].tolist()
             for p, o in zip(rand_pos, picks):
                 outputs[p] = match_case(texts[p], units[o]) if fold else units[o]
-        result = PerturbResult(seg.join(outputs), pieces, outputs, actions, reasons, sensitive=sensitive)
-        result.privacy = self.report(result)
-        return result
+        return outputs, actions, reasons, sensitive
 
     def _policy_of(self, t: str) -> str | None:
         """Why unit ``t`` bypasses the sampler ("punctuation", "digits", "digits!", a subclass reason), or None."""

@@ -32,7 +32,9 @@ size of ``C_r``. Fits are cached with the space (binary ``.npz``).
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -96,17 +98,34 @@ class Calibration:
                             for (e, p), z, q in zip(self.targets, self.solved_z, self.achieved)]}
 
 
+PARALLEL_ROWS = 1024  # rows per independent chunk of d* draws (fixed: results do not depend on thread count)
+
+
+def _norms(scales: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    y = rng.standard_exponential((m, len(scales)), dtype=np.float32)
+    y *= scales
+    return np.sqrt(np.einsum("ij,ij->i", y, y, dtype=np.float64))
+
+
 def draw_norms(scales: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` draws of ``‖Y‖₂`` with ``|Y_j| ~ Exp(scale_j)`` (the Laplace magnitudes), float64."""
+    """``n`` draws of ``‖Y‖₂`` with ``|Y_j| ~ Exp(scale_j)`` (the Laplace magnitudes), float64.
+
+    Large requests are cut into chunks of :data:`PARALLEL_ROWS` rows, each drawn from its own
+    child generator (``rng.spawn``), on a small thread pool (numpy fills arrays without the
+    GIL). The chunking is fixed, so a seeded ``rng`` gives the same draws on any machine.
+    """
     scales = np.asarray(scales, dtype=np.float32)
-    out = np.empty(n, dtype=np.float64)
-    step = max(1, 2**20 // max(1, len(scales)))
-    for s in range(0, n, step):
-        m = min(step, n - s)
-        y = rng.standard_exponential((m, len(scales)), dtype=np.float32)
-        y *= scales
-        out[s : s + m] = np.sqrt(np.einsum("ij,ij->i", y, y, dtype=np.float64))
-    return out
+    if n <= PARALLEL_ROWS:
+        return _norms(scales, n, rng) if n else np.empty(0)
+    sizes = [min(PARALLEL_ROWS, n - s) for s in range(0, n, PARALLEL_ROWS)]
+    return np.concatenate(list(_pool().map(_norms, [scales] * len(sizes), sizes, rng.spawn(len(sizes)))))
+
+
+@functools.lru_cache(maxsize=1)
+def _pool():
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="dptext-dstar")
 
 
 def _cdf(sorted_draws: np.ndarray):

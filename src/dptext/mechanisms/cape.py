@@ -136,6 +136,25 @@ def rows_from_law(b: np.ndarray, counts: np.ndarray, probs: np.ndarray) -> np.nd
     return np.take_along_axis(per_member, b.astype(np.int64), axis=1)
 
 
+def draw(b: np.ndarray, counts: np.ndarray, probs: np.ndarray, r: np.ndarray, rng) -> np.ndarray:
+    """One output per draw of row ``r[n]``: bucket ``k ~ Pr(bucket)``, then member ``j ~ U{0..|b_k|−1}``.
+
+    The ``j``-th member of bucket ``k`` of row ``r`` in index order (the order of a stable
+    sort by bucket) is found from the mask ``b[r] == k`` of each distinct ``(r, k)`` pair, so
+    the cost is one pass over ``V`` per pair, not a sort of every row.
+    """
+    n_b = counts.shape[1]
+    cdf = np.cumsum(probs[r], axis=1)
+    k = np.minimum((cdf < rng.random(len(r))[:, None] * cdf[:, -1:]).sum(axis=1), n_b - 1)
+    j = (rng.random(len(r)) * counts[r, k]).astype(np.int64)
+    j = np.minimum(j, counts[r, k] - 1)
+    pairs, which = np.unique(r * n_b + k, return_inverse=True)
+    pr, pk = pairs // n_b, pairs % n_b
+    members = np.nonzero(b[pr] == pk[:, None].astype(b.dtype))[1]  # pair-major, index order within a pair
+    start = np.concatenate([[0], np.cumsum(counts[pr, pk])[:-1]])
+    return members[start[which.ravel()] + j]
+
+
 @register("cape")
 class Cape(ContextualMechanism):
     """Cape: context-aware bucketized exponential mechanism (device-model logits + distance)."""
@@ -169,19 +188,43 @@ class Cape(ContextualMechanism):
         return "stopword" if is_stopword(unit) else None
 
     # ----- utilities -----------------------------------------------------------------------------
-    def utility(self, logits: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    def utility(self, logits: np.ndarray, idx: np.ndarray, dots: np.ndarray | None = None) -> np.ndarray:
         """``u(x,t)`` [P, V] from device logits [P, V] and input units ``idx`` [P].
 
-        ``d̃`` is clipped to ``[0, 1]`` (float32 distances may round just above ``d_max``), so
-        every row's range is at most ``Δu``, which the proven bound assumes.
+        ``d(x,t) = sqrt(max(|e_x|² + |e_t|² − 2·e_x·e_t, 0))`` with ``d(x,x) = 0`` (the space's
+        formula); ``dots`` [P, V] is ``e_x · e_t`` when the device already computed it in its
+        LM-head GEMM, else the space computes the distances. ``d̃`` is clipped to ``[0, 1]``
+        (float32 distances may round just above ``d_max``), so every row's range is at most
+        ``Δu``, which the proven bound assumes.
         """
-        B = self.clip
-        lt = (np.clip(logits, -B, B) + B) / (2.0 * B)
-        dt = np.minimum(self.space.distances(idx) / np.float32(self.space.d_max), np.float32(1.0))
-        return self.lambda_l * lt - self.lambda_d * dt
+        B = np.float32(self.clip)
+        if dots is None:
+            d = self.space.distances(idx)
+        else:
+            sq = self.space.sq_norms
+            idx = np.asarray(idx, dtype=np.int64)
+            d = np.multiply(dots, np.float32(-2.0))
+            d += sq[idx][:, None]
+            d += sq[None, :]
+            np.maximum(d, 0.0, out=d)
+            np.sqrt(d, out=d)
+            d[np.arange(len(idx)), idx] = 0.0
+        # u = λ_L·(clip(L, −B, B) + B)/(2B) − λ_D·min(d/d_max, 1), in place on float32
+        u = np.clip(logits, -B, B)
+        u += B
+        u *= np.float32(self.lambda_l / (2.0 * float(B)))
+        np.minimum(d, np.float32(self.space.d_max), out=d)
+        d *= np.float32(self.lambda_d / float(self.space.d_max))
+        u -= d
+        return u
 
     def utilities(self, seg, pos: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        return self.utility(self.device.unit_logits(seg, pos, self.space), idx)
+        """``u`` [len(pos), V] through the same device route as sampling (:meth:`_sample_in_context`)."""
+        out = np.empty((len(pos), self.space.size), dtype=np.float32)
+        for w, logits, dots in self.device.iter_unit_scores(seg, pos, self.space, self.space.embeddings[idx],
+                                                             chunk=CHUNK):
+            out[w] = self.utility(logits, np.asarray(idx)[w], dots)
+        return out
 
     def unit_epsilon(self, counts: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per row: (proven loss of this input's row against any other input, Cape Thm 4.1's statement)."""
@@ -196,20 +239,16 @@ class Cape(ContextualMechanism):
         unit_thm = np.empty(len(upos))
         occ_of = np.argsort(inv, kind="stable")
         bounds = np.searchsorted(inv[occ_of], np.arange(len(upos) + 1))
-        for w, logits in self.device.iter_unit_logits(seg, upos, self.space, chunk=CHUNK):
-            u = self.utility(logits, uidx[w])
+        emb = self.space.embeddings
+        for w, logits, dots in self.device.iter_unit_scores(seg, upos, self.space, emb[uidx], chunk=CHUNK):
+            u = self.utility(logits, uidx[w], dots)
             b, counts, probs = bucket_law(u, self.epsilon, self.sensitivity, self.n_buckets)
             unit_eps[w], unit_thm[w] = self.unit_epsilon(counts, probs)
-            order = np.argsort(b, axis=1, kind="stable")  # radix sort on int16 keys
-            starts = np.cumsum(counts, axis=1) - counts
             local = np.full(len(upos), -1, dtype=np.int64)
             local[w] = np.arange(len(w))
             occ = np.concatenate([occ_of[bounds[g] : bounds[g + 1]] for g in w])
             r = local[inv[occ]]
-            cdf = np.cumsum(probs[r], axis=1)
-            k = np.minimum((cdf < rng.random(len(occ))[:, None] * cdf[:, -1:]).sum(axis=1), self.n_buckets - 1)
-            j = (rng.random(len(occ)) * counts[r, k]).astype(np.int64)
-            out[occ] = order[r, starts[r, k] + np.minimum(j, counts[r, k] - 1)]
+            out[occ] = draw(b, counts, probs, r, rng)
         if self._active is not None:  # inside perturb: kept for the report
             self._unit_eps = (unit_eps[inv].tolist(), unit_thm[inv].tolist())
         return out
@@ -218,6 +257,25 @@ class Cape(ContextualMechanism):
         u = self.utilities(seg, np.asarray([pos]), np.asarray([i]))
         b, counts, probs = bucket_law(u, self.epsilon, self.sensitivity, self.n_buckets)
         return rows_from_law(b, counts, probs)[0]
+
+    def column_in_context(self, seg, i: int, cand: np.ndarray, y: int, *, chunk: int = 256) -> np.ndarray:
+        """``Pr(y | x at i) = Pr(b_x(y)) / |b_x(y)|`` for each candidate ``x`` (float64).
+
+        The logits at ``i`` do not depend on the unit at ``i`` (causal: the prefix; masked:
+        ``i`` is masked), so one device pass serves every candidate; the utility and the
+        bucket law are vectorised over ``chunk`` candidates at a time.
+        """
+        cand = np.asarray(cand, dtype=np.int64)
+        logits = self.device.unit_logits(seg, np.asarray([i], dtype=np.int64), self.space)  # [1, V]
+        out = np.empty(len(cand), dtype=np.float64)
+        for s in range(0, len(cand), chunk):
+            c = cand[s : s + chunk]
+            u = self.utility(np.broadcast_to(logits, (len(c), logits.shape[1])), c)
+            b, counts, probs = bucket_law(u, self.epsilon, self.sensitivity, self.n_buckets)
+            r = np.arange(len(c))
+            k = b[:, y].astype(np.int64)
+            out[s : s + len(c)] = probs[r, k] / np.maximum(counts[r, k], 1)
+        return out
 
     # ----- claim -----------------------------------------------------------------------------------
     def privacy(self) -> PrivacyClaim:

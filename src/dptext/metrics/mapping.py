@@ -92,7 +92,9 @@ def candidate_set_ratios(mechanism, units, n_per_unit: int = 100, rng: np.random
 
     Needs a mechanism with ``candidate_set_sizes(x, n, rng)`` (RanText); returns one flat array.
     """
-    if not hasattr(mechanism, "candidate_set_sizes"):
+    from dptext.mechanisms.rantext import RanText
+
+    if not isinstance(mechanism, RanText):  # the random adjacency list C_r is what RANTEXT samples from
         raise DPTextError(f"mechanism {mechanism.name} has no random adjacency list (|C_r| is RANTEXT's)")
     rng = rng or mechanism.rng
     parts = [mechanism.candidate_set_sizes(u, n_per_unit, rng) for u in units]

@@ -103,14 +103,8 @@ def mechanism_list() -> list[dict]:
         first = doc[0] if doc else name
         out.append({"name": name, "default_space": cls.default_space, "description": first,
                     "dp": bool(cls.dp),
-                    "contextual": bool(getattr(cls, "contextual", False)) or _contextual_class(cls)})
+                    "contextual": bool(cls.contextual)})
     return out
-
-
-def _contextual_class(cls) -> bool:
-    from dptext.mechanisms._contextual import ContextualMechanism
-
-    return issubclass(cls, ContextualMechanism)
 
 
 def create_app(*, cache_size: int = 6) -> FastAPI:

@@ -12,7 +12,6 @@ Unit classes (what the page colours):
 
 from __future__ import annotations
 
-import inspect
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -87,7 +86,7 @@ class Settings:
 
 def per_unit(cls) -> bool:
     """A mechanism of units over an embedding space (a document-level one has no default space)."""
-    return getattr(cls, "default_space", None) is not None
+    return cls.default_space is not None
 
 
 def build(settings: Settings) -> Mechanism:
@@ -139,13 +138,6 @@ def check_text(value, *, field: str = "text") -> str:
     return value
 
 
-def is_contextual(mech: Mechanism) -> bool:
-    """Rows depend on the prompt: declared on the class, or a context-dependent mechanism by type."""
-    from dptext.mechanisms._contextual import ContextualMechanism
-
-    return bool(getattr(type(mech), "contextual", False)) or isinstance(mech, ContextualMechanism)
-
-
 def same_unit(mech: Mechanism, a: str | None, b: str | None) -> bool:
     if a is None or b is None:
         return False
@@ -192,7 +184,7 @@ def transition(mech: Mechanism, context: str, position: int, k: int = 5) -> dict
     if not 0 <= position < len(units):
         raise WebError(f"position {position} is outside the text ({len(units)} units)", field="position")
     unit = units[position]
-    out = {"unit": unit, "position": position, "contextual": is_contextual(mech), "epsilon": mech.epsilon}
+    out = {"unit": unit, "position": position, "contextual": mech.contextual, "epsilon": mech.epsilon}
     reason = mech._policy_of(unit)
     if reason == "digits!":
         out.update(top=[], note="a number is replaced by a uniform integer in 1..1000 (each 0.1 %)")
@@ -206,10 +198,7 @@ def transition(mech: Mechanism, context: str, position: int, k: int = 5) -> dict
                 "random": "replaced by a uniform unit of the output vocabulary"}[mech.oov]
         out.update(top=[], note=f"not in the vocabulary of {mech.space.name}: {what}")
         return out
-    if out["contextual"]:
-        if "context" not in inspect.signature(mech.transition).parameters:
-            out.update(top=[], note=f"{mech.name} rewrites the text as a whole: no row per unit")
-            return out
+    if mech.contextual:  # a per-unit mechanism whose rows depend on the prompt (Settings refuses document-level ones)
         row = mech.transition(unit, context=context, position=position)
     else:
         row = mech.transition(i)

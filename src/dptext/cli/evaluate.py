@@ -8,7 +8,7 @@ from typing import List, Optional
 import click
 import typer
 
-from dptext.commands._common import print_json, progress_bar
+from dptext.cli._common import print_json, progress_bar
 from dptext.errors import DPTextError, check_epsilon
 
 
@@ -75,7 +75,7 @@ def audit(
     Checks the in-scope log-ratio against the claim, the unrestricted worst case where the claim is
     finite over all inputs, the sampler against its rows, and with --reference the sampler against
     the paper's algorithm transcribed literally."""
-    from dptext.commands._common import mechanism_spec
+    from dptext.cli._common import mechanism_spec
     from dptext.privacy.audit import audit_mechanism
 
     eps = check_epsilon(epsilon)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from dptext.commands._common import (
+from dptext.cli._common import (
     ENTITY_EPSILON_HELP,
     ENTITY_TYPES_HELP,
     EPSILON_HELP,

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from dptext.commands._common import print_json, read_text_arg
+from dptext.cli._common import print_json, read_text_arg
 
 policy_app = typer.Typer(no_args_is_help=True, help="Privacy policies: which spans of private text are perturbed.")
 

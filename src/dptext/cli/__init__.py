@@ -1,8 +1,9 @@
 """The ``dptext`` command.
 
-Each area registers its sub-commands from its own module in
-``dptext/commands/`` (a ``register(app)`` function), so the command line
-grows without one file growing with it.
+Each area registers its sub-commands from its own module in this package,
+``dptext/cli/<area>.py`` (a ``register(app)`` function), so the command line
+grows without one file growing with it. ``python -m dptext.cli`` runs
+:func:`main` (``__main__.py``); nothing outside this package imports it.
 
 Exit status, whatever the typer/click version underneath:
 
@@ -69,9 +70,9 @@ def _root(
 def _load_commands() -> None:
     for name in COMMAND_MODULES:
         try:
-            mod = importlib.import_module(f"dptext.commands.{name}")
+            mod = importlib.import_module(f"dptext.cli.{name}")
         except ModuleNotFoundError as exc:  # that area's command file is not installed
-            if exc.name != f"dptext.commands.{name}":
+            if exc.name != f"dptext.cli.{name}":
                 raise
             continue
         mod.register(app)
@@ -138,7 +139,3 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(rv, int) and not isinstance(rv, bool):
         return _interrupted() if rv == INTERRUPTED else rv
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

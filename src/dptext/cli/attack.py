@@ -8,7 +8,7 @@ from typing import Optional
 import numpy as np
 import typer
 
-from dptext.commands._common import print_json
+from dptext.cli._common import print_json
 from dptext.errors import DPTextError, check_epsilon
 
 
@@ -68,7 +68,7 @@ def attack(
                                   help="Progress on stderr: a bar on a terminal, periodic log lines otherwise."),
 ):
     """Attack a mechanism on private sentences; print ASR@1, ASR@K and protection level."""
-    from dptext.attacks import ATTACKS
+    from dptext.attacks import attack_class
     from dptext.attacks.base import TARGETS
     from dptext.attacks.runner import run_attack
     from dptext.progress import progress_reporter as progress_display
@@ -82,9 +82,8 @@ def attack(
             raise DPTextError(f"invalid {flag} {value}: must be >= 1")
     if targets not in TARGETS:
         raise DPTextError(f"invalid --targets {targets!r}: choose {' or '.join(TARGETS)}")
-    if attack_name.lower().replace("_", "-") not in ATTACKS:
-        raise DPTextError(f"unknown attack {attack_name!r}; known attacks: {', '.join(sorted(ATTACKS))}")
-    if ATTACKS[attack_name.lower().replace("_", "-")].needs_shadow and dataset is None and shadow is None:
+    attack_cls = attack_class(attack_name)
+    if attack_cls.needs_shadow and dataset is None and shadow is None:
         raise DPTextError(f"attack {attack_name!r} needs a shadow corpus: give --shadow FILE")
     if dataset is not None and private is not None:
         raise DPTextError("give either --dataset or --private, not both")
@@ -92,10 +91,9 @@ def attack(
         raise DPTextError("no private text: give --private FILE (and --shadow FILE) or --dataset NAME")
     options = {}
     if model is not None:
-        key = {"masked": "model", "oracle": "model", "llm": "backend"}.get(attack_name.lower())
-        if key is None:
+        if attack_cls.model_option is None:
             raise DPTextError(f"--model does not apply to attack {attack_name!r}")
-        options[key] = model
+        options[attack_cls.model_option] = model
     with progress_display(progress) as prog:
         if dataset is not None:
             with stage(prog, f"loading dataset {dataset}"):

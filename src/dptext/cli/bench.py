@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from dptext.commands._common import print_json
+from dptext.cli._common import print_json
 from dptext.errors import DPTextError
 
 bench_app = typer.Typer(no_args_is_help=True, help="Privacy-utility sweeps: run a sweep file, plot its results.")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import typer
 
-from dptext.commands._common import print_json, progress_bar
+from dptext.cli._common import print_json, progress_bar
 
 
 def calibrate_rantext(

@@ -15,7 +15,7 @@ from typing import List, Optional
 import numpy as np
 import typer
 
-from dptext.commands._common import MAX_INPUT_BYTES, print_json, print_top, progress_bar, read_text_arg
+from dptext.cli._common import MAX_INPUT_BYTES, print_json, print_top, progress_bar, read_text_arg
 from dptext.errors import DPTextError
 from dptext.text import decode_text
 
@@ -86,15 +86,17 @@ def context_transition(
     as_json: bool = typer.Option(False, "--json"),
 ):
     """The K most likely outputs of UNIT inside a prompt, Pr(y | x, context)."""
-    from dptext.commands._common import mechanism_spec
+    from dptext.cli._common import mechanism_spec
 
     ctx = read_text_arg(context, what="context")
-    with progress_bar() as prog:
-        mech = mechanism_spec(mechanism, epsilon, space=space, params=param).build(progress=prog)
-    import inspect
-
-    if "context" not in inspect.signature(mech.transition).parameters:
+    spec = mechanism_spec(mechanism, epsilon, space=space, params=param)
+    # capabilities are declared on the class: checked before building (which may load a model)
+    if not spec.cls.contextual:
         raise DPTextError(f"mechanism {mechanism!r} does not depend on context; use `dptext transition`")
+    if spec.cls.default_space is None:  # a document-level mechanism (DP-Prompt) has no row per unit
+        raise DPTextError(f"mechanism {mechanism!r} rewrites whole documents: it has no row per unit")
+    with progress_bar() as prog:
+        mech = spec.build(progress=prog)
     row = mech.transition(unit, context=ctx, position=position)
     print_top(row, mech.space.units, top, as_json)
 

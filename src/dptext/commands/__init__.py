@@ -1,1 +1,0 @@
-"""CLI sub-commands, one module per area; each exposes ``register(app)``."""

@@ -1,7 +1,7 @@
 """Privacy proxy overhead: the same client against the upstream directly and through ``dptext serve``.
 
-Usage: python benchmarks/bench_server.py [--requests 300] [--levels 1,10,50] [--epsilon 3]
-                                         [--before REV] [--profile] [--json]
+Usage: python benchmarks/bench_server.py [--requests 200] [--levels 1,10,50] [--epsilon 3]
+                                         [--before SRC] [--profile] [--json]
 
 Measured the way LiteLLM states its overhead: a mock provider answering at
 once (a small ASGI app under uvicorn, in its own process), the same asyncio +
@@ -11,15 +11,21 @@ different 100-word private user message (drawn from a fixed word list with a
 fixed seed), perturbed by RANTEXT at ε (default 3) in ``mode: perturb``, so the
 memo never replays and every request does the full perturbation work.
 
-Per level: requests/s, client latency p50 / p99, and for the proxy the added
-p50 (proxy p50 - direct p50) and throughput as a share of direct.
-``--before REV`` also runs the proxy of git revision REV (its ``src`` tree
-from ``git archive``) in the same run, for a before/after table.
-``--profile`` runs the current proxy under cProfile (its event-loop thread) at
-the largest level and prints its top functions by own time. The last line is
-the floor: the core alone (``Sanitizer.sanitize`` in this process, warm) per
-prompt, which bounds the added latency from below and, with one perturbation
-slot, the proxy's throughput from above.
+Per level: requests/s, client latency p50 / p95 / p99, and for the proxy the
+added p50 (proxy p50 - direct p50), throughput as a share of direct, and the
+proxy process's CPU milliseconds per request (``/proc``). The split table
+divides each added p50 into the mechanism (median ``perturb`` of the proxy's
+``server-timing`` header: time inside the core), waiting for the perturbation
+slot (``queue``) and the rest (HTTP in and out, parsing, the upstream hop,
+accounting, logging). ``--before SRC`` also runs another proxy in the same run:
+``SRC`` is a ``src`` directory (e.g. ``/work/main/src``) or a git revision
+(its ``src`` tree from ``git archive``); an older proxy without ``queue``
+timing counts the wait inside ``perturb``. ``--profile`` runs the current proxy
+under cProfile (its event-loop thread) at the largest level and prints its top
+functions by own time. The floor lines: the core alone (``Sanitizer.sanitize``
+in this process, warm) per prompt, wall and CPU, which bounds the added
+latency from below and, with one perturbation slot, the proxy's throughput
+from above; and the proxy's own steps in process, CPU per request.
 
 Targets (issue "Model-bound speed"): added p50 <= 3 ms at 1 client; at 50
 clients, throughput >= 80 % of direct and added p50 <= 10 ms. The machine's
@@ -103,7 +109,7 @@ finally:
 '''
 
 
-def start(stack: ExitStack, cmd: list[str], env: dict, url: str, what: str, tmp: Path) -> None:
+def start(stack: ExitStack, cmd: list[str], env: dict, url: str, what: str, tmp: Path) -> subprocess.Popen:
     from llama_server import stop_process
 
     log = tmp / f"{what}.log"
@@ -112,6 +118,7 @@ def start(stack: ExitStack, cmd: list[str], env: dict, url: str, what: str, tmp:
                             env={**os.environ, **env}, cwd=tmp)
     stack.callback(stop_process, proc, 60)
     wait_up(url, proc, log, what)
+    return proc
 
 
 def start_mock(stack: ExitStack, tmp: Path) -> str:
@@ -125,7 +132,7 @@ def start_mock(stack: ExitStack, tmp: Path) -> str:
 
 
 def start_proxy(stack: ExitStack, tmp: Path, upstream: str, epsilon: float, src: Path, name: str,
-                current: bool, profile: bool = False) -> str:
+                current: bool, profile: bool = False) -> tuple[str, int]:
     from llama_server import free_port
 
     from dptext.server import hash_key
@@ -145,9 +152,9 @@ def start_proxy(stack: ExitStack, tmp: Path, upstream: str, epsilon: float, src:
     if profile:  # the event loop's thread, dumped when uvicorn has shut down
         (tmp / "profiled.py").write_text(PROFILED)
         cmd = [sys.executable, str(tmp / "profiled.py"), str(tmp / "proxy.prof"), *cmd[3:]]
-    env = {"PYTHONPATH": str(src), "DPTEXT_CACHE_DIR": os.environ.get("DPTEXT_CACHE_DIR", str(ROOT / ".dptext-cache"))}
-    start(stack, cmd, env, f"http://127.0.0.1:{port}/healthz", name, tmp)
-    return f"http://127.0.0.1:{port}/v1"
+    env = {"PYTHONPATH": str(src)}  # the shared space cache ($DPTEXT_CACHE_DIR or ~/.cache/dptext)
+    proc = start(stack, cmd, env, f"http://127.0.0.1:{port}/healthz", name, tmp)
+    return f"http://127.0.0.1:{port}/v1", proc.pid
 
 
 def prompts(n: int, seed: int = 7) -> list[bytes]:
@@ -160,10 +167,29 @@ def prompts(n: int, seed: int = 7) -> list[bytes]:
     return out
 
 
-async def run_level(url: str, clients: int, total: int, bodies) -> dict:
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of process ``pid`` so far (``/proc/PID/stat``); 0 without a pid."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_timing(value: str | None) -> dict[str, float]:
+    """``name;dur=ms, ...`` as {name: ms}."""
+    out = {}
+    for part in (value or "").split(","):
+        name, _, dur = part.strip().partition(";dur=")
+        if dur:
+            out[name] = float(dur)
+    return out
+
+
+async def run_level(url: str, clients: int, total: int, bodies, pid: int | None = None) -> dict:
     """``bodies``: an iterator of request bodies, each used once (the memo never replays one)."""
     per_client = max(1, total // clients)
     lat: list[float] = []
+    timings: list[dict] = []
     errors = 0
     headers = {"authorization": f"Bearer {KEY}", "content-type": "application/json"}
 
@@ -178,23 +204,31 @@ async def run_level(url: str, clients: int, total: int, bodies) -> dict:
                 errors += 1
             elif keep:
                 lat.append(dt)
+                timings.append(server_timing(r.headers.get("server-timing")))
 
     conns = [httpx.AsyncClient(timeout=600, trust_env=False) for _ in range(clients)]
     try:
         await asyncio.gather(*[worker(c, 2, False) for c in conns])  # open every connection, warm caches
-        t0 = time.perf_counter()
+        cpu0, t0 = cpu_seconds(pid), time.perf_counter()
         await asyncio.gather(*[worker(c, per_client, True) for c in conns])
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, cpu_seconds(pid) - cpu0
     finally:
         for c in conns:
             await c.aclose()
     a = np.array(lat) * 1000 if lat else np.zeros(1)
-    return {"clients": clients, "requests": len(lat), "errors": errors, "req_per_s": round(len(lat) / wall, 1),
-            "p50_ms": round(float(np.percentile(a, 50)), 2), "p99_ms": round(float(np.percentile(a, 99)), 2)}
+    row = {"clients": clients, "requests": len(lat), "errors": errors, "req_per_s": round(len(lat) / wall, 1),
+           "p50_ms": round(float(np.percentile(a, 50)), 2), "p95_ms": round(float(np.percentile(a, 95)), 2),
+           "p99_ms": round(float(np.percentile(a, 99)), 2)}
+    if pid is not None:
+        row["proxy_cpu_ms_per_req"] = round(cpu / max(1, len(lat)) * 1000, 2)
+        for name in ("perturb", "queue"):
+            got = [t[name] for t in timings if name in t]
+            row[f"{name}_p50_ms"] = round(float(np.median(got)), 2) if got else 0.0
+    return row
 
 
-def perturb_floor(epsilon: float, bodies: list[bytes], n: int = 100) -> float:
-    """Milliseconds per prompt of the core alone (``Sanitizer.sanitize``, warm, one thread): the proxy's floor.
+def perturb_floor(epsilon: float, bodies: list[bytes], n: int = 100) -> tuple[float, float]:
+    """Wall and CPU milliseconds per prompt of the core alone (``Sanitizer.sanitize``, warm, one thread).
 
     One perturbation slot serves requests one after another, so ``1000 / floor`` requests/s is also the
     ceiling of the proxy's throughput for these prompts on this machine.
@@ -206,20 +240,22 @@ def perturb_floor(epsilon: float, bodies: list[bytes], n: int = 100) -> float:
     texts = [json.loads(b)["messages"][1]["content"] for b in bodies[:n + 20]]
     for t in texts[:20]:
         s.sanitize([Segment(t, True)])
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     for t in texts[20:20 + n]:
         s.sanitize([Segment(t, True)])
-    return (time.perf_counter() - t0) / n * 1000
+    return (time.perf_counter() - t0) / n * 1000, (time.thread_time() - c0) / n * 1000
 
 
 def breakdown(epsilon: float, bodies: list[bytes], tmp: Path, n: int = 100) -> dict[str, float]:
-    """Milliseconds per request of each step of the proxy's path, run in this process (no sockets)."""
+    """CPU milliseconds per request of each step of the proxy's path, run in this thread (no sockets)."""
     import logging
 
+    from starlette.responses import JSONResponse
+
     from dptext.server import config_from_dict, hash_key
-    from dptext.server.handler import Services
     from dptext.server.request import decode_body, parse_request
     from dptext.server.scheduler import ungated
+    from dptext.server.services import Services
 
     cfg = config_from_dict({"upstream": {"base_url": "http://127.0.0.1:9/v1", "model": "mock"},
                             "privacy": {"mechanism": "rantext", "epsilon": epsilon}, "state_dir": str(tmp / "bd"),
@@ -231,31 +267,38 @@ def breakdown(epsilon: float, bodies: list[bytes], tmp: Path, n: int = 100) -> d
     log.setLevel(logging.INFO)
     reply = {"id": "x", "object": "chat.completion", "model": "mock",
              "choices": [{"index": 0, "message": {"role": "assistant", "content": "Noted."}}]}
-    steps = dict.fromkeys(("json + parse", "perturb (core)", "memo + accounting", "upstream payload json",
-                           "response json", "log line"), 0.0)
-    warm = [b for b in bodies[-20:]]
-    for b in warm:
+    steps = dict.fromkeys(("json + parse", "perturb (core and memo)", "accounting + memo commit",
+                           "upstream payload json", "response json + header", "log line"), 0.0)
+    for b in bodies[-20:]:
         svc.perturber.perturb(ungated, parse_request(decode_body(b), cfg), "warm")
     for b in bodies[:n]:
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         req = parse_request(decode_body(b), cfg)
-        t1 = time.perf_counter()
+        t1 = time.thread_time()
         p = svc.perturber.perturb(ungated, req, "bench")
-        t2 = time.perf_counter()
+        t2 = time.thread_time()
         svc.accountant.charge("bench", p.report["epsilon_spent"] or 0.0)
         p.memo.commit()
-        t3 = time.perf_counter()
-        json.dumps({"model": "mock", "messages": p.messages, **req.params}).encode()
-        t4 = time.perf_counter()
-        json.dumps({**reply, "dptext": p.report}, ensure_ascii=False).encode()
+        t3 = time.thread_time()
+        json.dumps({"model": "mock", "messages": p.messages, **req.params}, ensure_ascii=False).encode()
+        t4 = time.thread_time()
+        JSONResponse({**reply, "dptext": p.report})
         p.header()
-        t5 = time.perf_counter()
+        t5 = time.thread_time()
         log.info("request id=%s key=%s status=%s code=%s bytes=%d messages=%d private_chars=%d", "dpt-x", "bench",
                  200, "-", len(b), 2, 600)
-        t6 = time.perf_counter()
+        t6 = time.thread_time()
         for k, dt in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)):
             steps[k] += dt * 1000 / n
     return steps
+
+
+def before_src(before: str, tmp: Path) -> Path:
+    """``--before``: a ``src`` directory as given, else a git revision's ``src`` tree."""
+    path = Path(before)
+    if (path / "dptext").is_dir():
+        return path.resolve()
+    return archive_src(before, tmp)
 
 
 def archive_src(rev: str, tmp: Path) -> Path:
@@ -275,60 +318,74 @@ def print_profile(path: Path, n: int = 25) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--requests", type=int, default=300, help="measured requests per level")
+    ap.add_argument("--requests", type=int, default=200, help="measured requests per level")
     ap.add_argument("--levels", default="1,10,50")
     ap.add_argument("--epsilon", type=float, default=3.0)
-    ap.add_argument("--before", help="also measure the proxy of this git revision (before/after in one run)")
-    ap.add_argument("--profile", action="store_true", help="cProfile the current proxy (50-client level)")
+    ap.add_argument("--before", help="also measure the proxy of this src directory or git revision")
+    ap.add_argument("--profile", action="store_true", help="cProfile the current proxy (largest level)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     bodies = prompts(len(levels) * args.requests + 2 * sum(levels) + 200)
-    rows: dict[str, list[dict]] = {}
     load = [os.getloadavg()[0]]
+    wall0, cpu0 = time.perf_counter(), time.process_time()
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         upstream = start_mock(stack, tmp)
-        runs = [("direct", None)]
+        targets = {"direct": (upstream, None)}  # every target is up at once; each level runs them in turn
         if args.before:
-            runs.append((f"before ({args.before})", archive_src(args.before, tmp)))
-        runs.append(("after", ROOT / "src"))
-        for name, src in runs:
-            with ExitStack() as proxy_stack:
-                url = upstream if src is None else start_proxy(proxy_stack, tmp, upstream, args.epsilon, src,
-                                                               name.split()[0], name == "after")
-                fresh = iter(bodies)  # every proxy run sees the same prompts, each once
-                rows[name] = [asyncio.run(run_level(url, n, args.requests, fresh)) for n in levels]
+            targets["before"] = start_proxy(stack, tmp, upstream, args.epsilon, before_src(args.before, tmp),
+                                            "before", True)
+        targets["after"] = start_proxy(stack, tmp, upstream, args.epsilon, ROOT / "src", "after", True)
+        rows = {name: [] for name in targets}
+        fresh = {name: iter(bodies) for name in targets}  # every target sees the same prompts, each once
+        for n in levels:
+            for name, (url, pid) in targets.items():
+                rows[name].append(asyncio.run(run_level(url, n, args.requests, fresh[name], pid)))
             load.append(os.getloadavg()[0])
         if args.profile:
             with ExitStack() as proxy_stack:
-                url = start_proxy(proxy_stack, tmp, upstream, args.epsilon, ROOT / "src", "profiled", True, True)
+                url, _ = start_proxy(proxy_stack, tmp, upstream, args.epsilon, ROOT / "src", "profiled", True, True)
                 asyncio.run(run_level(url, max(levels), args.requests, iter(bodies)))
             print_profile(tmp / "proxy.prof")
         steps = breakdown(args.epsilon, bodies, tmp)
-    floor = perturb_floor(args.epsilon, bodies)
+    floor_wall, floor_cpu = perturb_floor(args.epsilon, bodies)
+    bench = {"wall_s": round(time.perf_counter() - wall0, 1), "bench_process_cpu_s": round(time.process_time() - cpu0, 1)}
     direct = {r["clients"]: r for r in rows["direct"]}
     for name, rs in rows.items():
         for r in rs:
             d = direct[r["clients"]]
             r["added_p50_ms"] = round(r["p50_ms"] - d["p50_ms"], 2)
             r["throughput_vs_direct"] = round(r["req_per_s"] / d["req_per_s"], 3)
+            if name != "direct":
+                r["rest_p50_ms"] = round(r["added_p50_ms"] - r["perturb_p50_ms"] - r["queue_p50_ms"], 2)
     if args.json:
-        print(json.dumps({"load_average": load, "perturb_floor_ms": floor, "steps_ms": steps, "rows": rows}, indent=2))
+        print(json.dumps({"load_average": load, "floor_ms": {"wall": floor_wall, "cpu": floor_cpu},
+                          "steps_cpu_ms": steps, "rows": rows, "bench": bench}, indent=2))
         return
     print(f"proxy overhead vs direct: mock upstream, RANTEXT eps={args.epsilon:g}, 100-word prompts, "
           f"{args.requests} requests per level; {os.cpu_count()} CPUs, load average during the runs "
           f"{' / '.join(f'{x:.1f}' for x in load)}")
-    print(f"{'run':<22}{'clients':>8}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'added p50':>11}{'vs direct':>11}"
-          f"{'errors':>8}")
+    print(f"{'run':<8}{'clients':>8}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'added p50':>11}"
+          f"{'vs direct':>11}{'proxy CPU ms/req':>18}{'errors':>8}")
     for name, rs in rows.items():
         for r in rs:
-            print(f"{name:<22}{r['clients']:>8}{r['req_per_s']:>10}{r['p50_ms']:>10}{r['p99_ms']:>10}"
-                  f"{r['added_p50_ms']:>11}{r['throughput_vs_direct']:>11}{r['errors']:>8}")
-    print("per-request steps of the proxy in process (ms): "
-          + ", ".join(f"{k} {v:.2f}" for k, v in steps.items()))
-    print(f"floor: the core alone (Sanitizer.sanitize, warm, in process) takes {floor:.2f} ms per prompt here, "
-          f"i.e. at most {1000 / floor:.0f} prompts/s through one perturbation slot")
+            print(f"{name:<8}{r['clients']:>8}{r['req_per_s']:>9}{r['p50_ms']:>9}{r['p95_ms']:>9}{r['p99_ms']:>9}"
+                  f"{r['added_p50_ms']:>11}{r['throughput_vs_direct']:>11}{r.get('proxy_cpu_ms_per_req', '-'):>18}"
+                  f"{r['errors']:>8}")
+    print("split of the added p50 (ms): mechanism = median server-timing 'perturb' (inside the core), "
+          "queue = waiting for the perturbation slot, rest = added p50 - both")
+    print(f"{'run':<8}{'clients':>8}{'added p50':>11}{'mechanism':>11}{'queue':>9}{'rest':>9}")
+    for name, rs in rows.items():
+        if name != "direct":
+            for r in rs:
+                print(f"{name:<8}{r['clients']:>8}{r['added_p50_ms']:>11}{r['perturb_p50_ms']:>11}"
+                      f"{r['queue_p50_ms']:>9}{r['rest_p50_ms']:>9}")
+    print("proxy steps in process, CPU ms per request: " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items()))
+    print(f"floor: the core alone (Sanitizer.sanitize, warm, in process) takes {floor_wall:.2f} ms wall, "
+          f"{floor_cpu:.2f} ms CPU per prompt here, i.e. at most {1000 / floor_wall:.0f} prompts/s "
+          f"({1000 / floor_cpu:.0f} per CPU-second) through one perturbation slot")
+    print(f"bench: {bench['wall_s']} s wall, {bench['bench_process_cpu_s']} s CPU in the bench process")
     print("targets: added p50 <= 3 ms at 1 client; at 50 clients >= 0.8 of direct throughput and added p50 <= 10 ms")
 
 

@@ -233,3 +233,15 @@ def test_audit_command_reference(capsys):
     assert "reference  2 units x 1500 draws" in out and "result     PASS" in out
     assert main(["audit", "-m", "2-random", "-e", "1", "--reference"]) == 2
     assert "no reference sampler" in capsys.readouterr().err
+
+
+def test_document_level_mechanism_is_refused_with_one_line():
+    """DP-Prompt rewrites whole documents (no space, no per-unit rows): the audit says so and exits 2."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "dptext.cli", "audit", "-m", "dp-prompt", "-e", "50"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "dptext: error: dp-prompt: a document-level mechanism; the per-unit audit does not apply"]

@@ -214,7 +214,7 @@ class Mechanism(ABC):
 
     def perturb(self, text, *, rng: np.random.Generator | None = None) -> PerturbResult:
         """Perturb every unit of ``text`` (a string, or a list of units)."""
-        return self.perturb_many([text], rng=rng)[0]
+        return self._perturb_texts([text], rng or self.rng)[0]
 
     def perturb_many(self, texts, *, rng: np.random.Generator | None = None) -> list[PerturbResult]:
         """Perturb several texts in one vectorised pass (one policy decision and one lookup per distinct
@@ -223,6 +223,9 @@ class Mechanism(ABC):
         rng = rng or self.rng
         if type(self).perturb is not Mechanism.perturb:  # a mechanism with its own per-text perturb (context)
             return [self.perturb(t, rng=rng) for t in texts]
+        return self._perturb_texts(texts, rng)
+
+    def _perturb_texts(self, texts, rng: np.random.Generator) -> list[PerturbResult]:
         segs = [self.segment(t) for t in texts]
         sizes = [len(s.pieces) for s in segs]
         for n_i in sizes:

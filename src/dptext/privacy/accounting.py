@@ -18,7 +18,10 @@ A budget ``B`` per key over a sliding window of ``W`` seconds is optional. A
 request is admitted when ``Σ_{r in window} ε_r + ε_request ≤ B``; otherwise
 :class:`BudgetExceeded` carries the seconds until enough of the window's
 spending has aged out. The check and the charge are one atomic step, so
-concurrent requests cannot overshoot together.
+concurrent requests cannot overshoot together. The window's sum is kept
+running (added on a charge, subtracted when a charge ages out) and re-summed
+exactly every ``RESUM_EVERY`` updates, so a charge costs O(1) however many
+requests the window holds, and rounding cannot drift.
 
 State lives in SQLite (one row per charged request, and a running total per
 key), so totals and windows survive a restart; the window's rows are also
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HISTORY = 512  # (time, running total) points kept per key for the dashboard
+RESUM_EVERY = 4096  # running window sums are recomputed exactly after this many updates
 
 
 class BudgetExceeded(Exception):
@@ -88,17 +92,28 @@ class Accountant:
         self.windows: dict[str, deque] = {}  # key -> (ts, eps) of the charges inside the window, oldest first
         for key, ts, eps in self.db.execute("SELECT key, ts, eps FROM spend ORDER BY ts"):
             self.windows.setdefault(key, deque()).append((ts, eps))
+        self.sums = {key: [sum(e for _, e in rows), 0] for key, rows in self.windows.items()}  # [sum, updates]
         self._pruned = now
 
     def budget_of(self, key: str) -> float | None:
         return self.budgets.get(key, self.default_budget)
 
-    def _window(self, key: str, now: float) -> deque:
-        """The key's charges inside the window ending at ``now`` (older ones dropped from memory)."""
+    def _window(self, key: str, now: float) -> tuple[deque, float]:
+        """The key's charges inside the window ending at ``now`` (older ones dropped from memory), and their sum."""
         rows = self.windows.setdefault(key, deque())
+        acc = self.sums.setdefault(key, [0.0, 0])
         while rows and rows[0][0] <= now - self.window_s:
-            rows.popleft()
-        return rows
+            acc[0] -= rows.popleft()[1]
+            acc[1] += 1
+        if acc[1] >= RESUM_EVERY or not rows:
+            acc[0], acc[1] = sum(e for _, e in rows), 0
+        return rows, acc[0]
+
+    def _add(self, key: str, now: float, epsilon: float) -> None:
+        self.windows[key].append((now, epsilon))
+        acc = self.sums[key]
+        acc[0] += epsilon
+        acc[1] += 1
 
     def charge(self, key: str, epsilon: float) -> Charge:
         """Add ``epsilon`` to ``key`` (admitted only within its budget; raises :class:`BudgetExceeded`)."""
@@ -106,8 +121,7 @@ class Accountant:
         budget = self.budget_of(key)
         with self.lock:
             now = self.clock()
-            rows = self._window(key, now)
-            spent = sum(e for _, e in rows) if budget is not None or epsilon > 0 else 0.0
+            rows, spent = self._window(key, now)
             if budget is not None and epsilon > 0 and spent + epsilon > budget + 1e-9:
                 raise BudgetExceeded(key, epsilon, spent, budget, self.window_s,
                                      self._retry_after(rows, spent, epsilon, budget, now))
@@ -121,7 +135,7 @@ class Accountant:
                     self.db.execute("DELETE FROM spend WHERE ts <= ?", (now - self.window_s,))
                     self._pruned = now
                 self.db.execute("COMMIT")
-                rows.append((now, epsilon))
+                self._add(key, now, epsilon)
                 self.totals[key] = total
                 self.history.setdefault(key, deque(maxlen=HISTORY)).append((now, total))
             return Charge(epsilon, total, spent + epsilon, budget)
@@ -146,7 +160,7 @@ class Accountant:
             now = self.clock()
             out = {}
             for key, total in self.totals.items():
-                window = sum(e for _, e in self._window(key, now))
+                window = self._window(key, now)[1]
                 out[key] = {"epsilon_spent": total, "epsilon_window": window, "budget": self.budget_of(key),
                             "epsilon_history": [[t, v] for t, v in self.history.get(key, ())]}
             return out

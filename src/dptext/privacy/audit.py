@@ -208,13 +208,15 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
     rng = np.random.default_rng(seed)
     claim = mech.privacy()
     kind = claim.kind
-    units = mech.space.units
     extra: dict = {}
-    if getattr(mech, "contextual", False):
-        if not hasattr(mech, "vocab_positions"):
+    if mech.contextual:
+        from dptext.mechanisms._contextual import ContextualMechanism
+
+        if not isinstance(mech, ContextualMechanism):
             raise DPTextError(f"{mech.name}: a document-level mechanism; the per-unit audit does not apply")
         return _audit_contextual(mech, claim, pairs, samples, gof_units, tolerance, alpha, rng, contexts,
                                  reference, reference_samples, seed)
+    units = mech.space.units
     if getattr(mech, "transition_samples", None):  # Monte-Carlo rows: only the reference comparison
         domain = _pool(mech, "any")
         anchors = _scopes.free_anchors(mech, domain, max(gof_units, 1), rng)[:gof_units]

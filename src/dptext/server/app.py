@@ -26,19 +26,19 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dptext.server.config import ServerConfig
 from dptext.server.errors import ApiError
-from dptext.server.handler import ChatHandler, Services
+from dptext.server.handler import ChatHandler
 from dptext.server.privacy import Perturber
+from dptext.server.services import Services
 
 
 def create_app(cfg: ServerConfig, *, perturber: Perturber | None = None, extractor=None) -> FastAPI:
     """Build the app; the mechanism (and, in inferdpt mode, the local model) load here, before serving."""
     svc = Services.build(cfg, perturber=perturber, extractor=extractor)
-    handler = ChatHandler(svc)
 
     @asynccontextmanager
     async def lifespan(app):
@@ -47,51 +47,57 @@ def create_app(cfg: ServerConfig, *, perturber: Perturber | None = None, extract
 
     app = FastAPI(title="dptext privacy proxy", lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_url=None)
-    app.state.cfg, app.state.services = cfg, svc
+    app.state.cfg, app.state.services, app.state.chat = cfg, svc, ChatHandler(svc)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_api_route("/healthz", _healthz(svc), methods=["GET"])
-    app.add_api_route("/metrics", _metrics(svc), methods=["GET"])
-    app.add_api_route("/v1/models", _models(svc), methods=["GET"])
-    app.add_api_route("/v1/chat/completions", handler.chat, methods=["POST"])
+    # plain Starlette routes: each takes the Request and calls one function; no dependency solving per request
+    app.router.add_route("/healthz", healthz, methods=["GET"])
+    app.router.add_route("/metrics", metrics, methods=["GET"])
+    app.router.add_route("/v1/models", models, methods=["GET"])
+    app.router.add_route("/v1/chat/completions", chat, methods=["POST"])
     if cfg.dashboard:
         _mount_dashboard(app, svc)
     return app
+
+
+async def chat(request: Request):
+    return await request.app.state.chat.chat(request)
+
+
+async def healthz(request: Request):
+    return JSONResponse(health(request.app.state.services))
+
+
+async def metrics(request: Request):
+    svc = request.app.state.services
+    if svc.cfg.metrics.require_key:
+        try:
+            svc.keys.identify(request.headers.get("authorization"))
+        except ApiError as exc:
+            return exc.response()
+    return PlainTextResponse(svc.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+async def models(request: Request):
+    svc = request.app.state.services
+    try:
+        svc.keys.identify(request.headers.get("authorization"))
+    except ApiError as exc:
+        return exc.response()
+    return JSONResponse(model_list(svc))
 
 
 async def _http_error(request: Request, exc: StarletteHTTPException):
     return ApiError(exc.status_code, str(exc.detail), code="not_found" if exc.status_code == 404 else None).response()
 
 
-def _healthz(svc: Services):
-    async def healthz():
-        m = svc.perturber.mech
-        return {"status": "ok", "mode": svc.cfg.mode, "mechanism": m.name, "epsilon": m.epsilon}
-
-    return healthz
+def health(svc: Services) -> dict:
+    m = svc.perturber.mech
+    return {"status": "ok", "mode": svc.cfg.mode, "mechanism": m.name, "epsilon": m.epsilon}
 
 
-def _metrics(svc: Services):
-    async def metrics(request: Request):
-        if svc.cfg.metrics.require_key:
-            try:
-                svc.keys.identify(request.headers.get("authorization"))
-            except ApiError as exc:
-                return exc.response()
-        return PlainTextResponse(svc.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
-
-    return metrics
-
-
-def _models(svc: Services):
-    async def models(request: Request):
-        try:
-            svc.keys.identify(request.headers.get("authorization"))
-        except ApiError as exc:
-            return exc.response()
-        return {"object": "list", "data": [{"id": svc.cfg.model_name, "object": "model", "created": 0,
-                                            "owned_by": "dptext"}]}
-
-    return models
+def model_list(svc: Services) -> dict:
+    return {"object": "list", "data": [{"id": svc.cfg.model_name, "object": "model", "created": 0,
+                                        "owned_by": "dptext"}]}
 
 
 def summary(svc: Services) -> str:

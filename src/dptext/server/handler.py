@@ -2,83 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import uuid
-from dataclasses import dataclass
-from pathlib import Path
+from contextlib import contextmanager
 
-from fastapi import Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
 
 from dptext.errors import DPTextError
-from dptext.privacy.accounting import Accountant, BudgetExceeded
-from dptext.server.auth import KeyStore, RateLimiter
-from dptext.server.config import ServerConfig
+from dptext.privacy.accounting import BudgetExceeded, Charge
+from dptext.server.body import read_body
 from dptext.server.errors import ApiError, bad_request
-from dptext.server.metrics import Metrics
-from dptext.server.privacy import HEADER, Perturbed, Perturber
+from dptext.server.privacy import HEADER, Perturbed
 from dptext.server.request import ChatRequest, decode_body, parse_request
-from dptext.server.scheduler import Scheduler
+from dptext.server.services import Services
 from dptext.server.stream import local_stream, relay
-from dptext.server.upstream import Upstream
 
 log = logging.getLogger("dptext.server")
-DRAIN_FACTOR = 16  # an oversize body is read (and discarded) up to this many limits so the 413 arrives
-
-
-def state_dir(cfg: ServerConfig) -> Path:
-    if cfg.state_dir:
-        return Path(cfg.state_dir).expanduser()
-    from dptext.cache import cache_dir
-
-    return cache_dir() / "serve"
-
-
-@dataclass
-class Services:
-    """Everything the request path uses, built once at start-up."""
-
-    cfg: ServerConfig
-    keys: KeyStore
-    limiter: RateLimiter
-    metrics: Metrics
-    perturber: Perturber
-    extractor: object
-    upstream: Upstream
-    scheduler: Scheduler
-    accountant: Accountant
-    memo: object
-
-    @classmethod
-    def build(cls, cfg: ServerConfig, *, perturber: Perturber | None = None, extractor=None) -> Services:
-        memo = perturber.memo if perturber is not None else None
-        state = state_dir(cfg)
-        p = cfg.privacy
-        if perturber is None and p.memo.enabled:
-            from dptext.privacy.memo import Memo, load_secret
-
-            secret = p.memo.secret.encode() if p.memo.secret else load_secret(state / "memo.secret")
-            memo = Memo(state / "memo.sqlite", secret, max_entries=p.memo.max_entries, max_age_s=p.memo.max_age_s)
-        accountant = Accountant(state / "accounting.sqlite", window_s=p.budget.window_s,
-                                budgets={k.id: k.epsilon_budget for k in cfg.auth.keys if k.epsilon_budget},
-                                default_budget=p.budget.epsilon)
-        perturber = perturber or Perturber(cfg, memo=memo)
-        if cfg.mode == "inferdpt" and extractor is None:
-            from dptext.server.extract import Extractor
-
-            extractor = Extractor(cfg)
-        return cls(cfg, KeyStore(cfg), RateLimiter(cfg), Metrics(), perturber, extractor, Upstream(cfg),
-                   Scheduler(cfg.limits.perturb_concurrency, cfg.limits.max_queue), accountant, memo)
-
-    async def aclose(self) -> None:
-        await self.upstream.aclose()
-        self.scheduler.close()
-        self.accountant.close()
-        if self.memo is not None:
-            self.memo.close()
 
 
 class Ctx:
@@ -96,7 +38,8 @@ class Ctx:
         self.timing: dict[str, float] = {}
 
     def server_timing(self) -> str:
-        """``perturb`` / ``upstream`` / ``extract`` so far, and ``app``: time in the handler until now."""
+        """Seconds so far as ``name;dur=ms``: ``queue`` (waiting for a perturbation worker and slot),
+        ``perturb`` (inside the core), ``upstream``, ``extract``, and ``app``: time in the handler until now."""
         parts = {**self.timing, "app": time.perf_counter() - self.t0}
         return ", ".join(f"{k};dur={v * 1000:.2f}" for k, v in parts.items())
 
@@ -142,9 +85,8 @@ class ChatHandler:
     # ----- the steps --------------------------------------------------------------------------------------------
     async def handle(self, request: Request, ctx: Ctx):
         req = await self.admit(request, ctx)
-        perturbed = await self.perturb(req, ctx)
-        report, headers = self.charge(perturbed, ctx)
-        payload = {"model": self.cfg.upstream.model, "messages": perturbed.messages, **req.params}
+        report, headers, messages = await self.perturb(req, ctx)
+        payload = {"model": self.cfg.upstream.model, "messages": messages, **req.params}
         if req.stream and self.cfg.mode == "perturb":
             return await self.relay_stream(payload, report, headers, ctx)
         data = await self.call_upstream(payload, ctx)
@@ -169,10 +111,11 @@ class ChatHandler:
             raise bad_request("mode inferdpt supports n = 1 only", param="n")
         return req
 
-    async def perturb(self, req: ChatRequest, ctx: Ctx) -> Perturbed:
+    async def perturb(self, req: ChatRequest, ctx: Ctx) -> tuple[dict, dict, list[dict]]:
+        """Perturb and charge in a worker thread (:meth:`perturb_and_charge`); errors fail closed."""
         t = time.perf_counter()
         try:
-            perturbed = await self.svc.scheduler.run(self.svc.perturber.perturb, req, ctx.key)
+            perturbed, charge = await self.svc.scheduler.run(self.perturb_and_charge, req, ctx.key, ctx.timing, t)
         except ApiError:
             raise
         except DPTextError as exc:  # the input cannot be perturbed (e.g. too many units)
@@ -182,24 +125,36 @@ class ChatHandler:
             log.error("request id=%s perturbation failed: %s", ctx.rid, type(exc).__name__)
             raise ApiError(500, "perturbation failed; nothing was sent upstream", type="server_error",
                            code="perturbation_failed") from None
-        ctx.timing["perturb"] = time.perf_counter() - t
         self.svc.metrics.observe("dptext_perturb_duration_seconds", ctx.timing["perturb"])
         ctx.units = perturbed.report["units"]
         for action, n in ctx.units.items():
             self.svc.metrics.inc("dptext_units_total", n, action=action)
-        return perturbed
+        return self.report(perturbed, charge, ctx)
 
-    def charge(self, perturbed: Perturbed, ctx: Ctx) -> tuple[dict, dict]:
-        """Charge the key for the fresh units (429 over budget), then keep this request's draws in the memo."""
+    def perturb_and_charge(self, gate, req: ChatRequest, key: str, timing: dict, submitted: float
+                           ) -> tuple[Perturbed, Charge]:
+        """Worker thread: perturb, charge the key for the fresh units (429 over budget), then commit the memo.
+
+        ``timing`` gets ``queue`` (waiting for a worker and for the perturbation slot) and ``perturb`` (inside
+        the core), so the SQLite writes and the core both stay off the event loop.
+        """
+        timing["queue"] = time.perf_counter() - submitted
+        timing["perturb"] = 0.0
+        perturbed = self.svc.perturber.perturb(_timed(gate, timing), req, key)
         spent = perturbed.report["epsilon_spent"]
         try:
-            charge = self.svc.accountant.charge(ctx.key, spent or 0.0)
+            charge = self.svc.accountant.charge(key, spent or 0.0)
         except BudgetExceeded as exc:
             raise ApiError(429, f"{exc}; nothing was sent upstream", type="rate_limit_error",
                            code="privacy_budget_exceeded",
                            headers={"retry-after": str(max(1, int(exc.retry_after + 0.999)))}) from None
         if perturbed.memo is not None:
             perturbed.memo.commit()
+        return perturbed, charge
+
+    def report(self, perturbed: Perturbed, charge: Charge, ctx: Ctx) -> tuple[dict, dict, list[dict]]:
+        """The privacy report (body field), the response headers and the upstream messages of a charged request."""
+        spent = perturbed.report["epsilon_spent"]
         report = {**perturbed.report, "epsilon_total": charge.total, "epsilon_window": charge.window,
                   "epsilon_budget": charge.budget, "request_id": ctx.rid}
         perturbed.report = report
@@ -208,7 +163,7 @@ class ChatHandler:
         headers = {"x-request-id": ctx.rid, HEADER: perturbed.header(),
                    "x-dptext-epsilon-spent": "none" if spent is None else f"{spent:g}",
                    "x-dptext-epsilon-total": f"{charge.total:g}"}
-        return report, headers
+        return report, headers, perturbed.messages
 
     async def call_upstream(self, payload: dict, ctx: Ctx) -> dict:
         t = time.perf_counter()
@@ -275,35 +230,19 @@ class ChatHandler:
         }, headers=headers)
 
 
-async def read_body(request: Request, limit: int, timeout_s: float) -> bytes:
-    """The body, at most ``limit`` bytes (413) and complete within ``timeout_s`` seconds (408)."""
-    declared = request.headers.get("content-length")
-    too_big = ApiError(413, f"request body is larger than the limit of {limit} bytes", code="request_too_large",
-                       headers={"connection": "close"})
-    if declared and declared.isdigit() and int(declared) > limit * DRAIN_FACTOR:
-        raise too_big
-    try:
-        buf, over = await asyncio.wait_for(_read(request, limit), timeout_s)
-    except asyncio.TimeoutError:
-        raise ApiError(408, f"the request body did not arrive within {timeout_s:g} s", code="request_timeout",
-                       headers={"connection": "close"}) from None
-    if over:
-        raise too_big
-    return buf
+def _timed(gate, timing: dict):
+    """``gate`` (see :mod:`dptext.server.scheduler`), adding the wait to ``timing["queue"]`` and the time
+    inside to ``timing["perturb"]``."""
 
+    @contextmanager
+    def timed(priority: float):
+        t = time.perf_counter()
+        with gate(priority):
+            t1 = time.perf_counter()
+            timing["queue"] += t1 - t
+            try:
+                yield
+            finally:
+                timing["perturb"] += time.perf_counter() - t1
 
-async def _read(request: Request, limit: int) -> tuple[bytes, bool]:
-    buf = bytearray()
-    over, seen = False, 0
-    async for part in request.stream():
-        if not over:
-            buf += part
-            over = len(buf) > limit
-            if over:
-                buf = bytearray()
-                seen = limit + 1
-        else:
-            seen += len(part)
-            if seen > limit * DRAIN_FACTOR:
-                break
-    return bytes(buf), over
+    return timed

@@ -9,8 +9,9 @@ module adds what only a chat proxy needs:
 * cutting long private segments into chunks, each sanitised under the
   scheduler's gate, so a heavy request cannot hold the mechanism for long
   (:mod:`dptext.server.scheduler`);
-* the per-request unit limit (413) and the per-request memo staging: memo
-  writes are kept back until the request has been charged
+* the per-request unit limit (413) and the per-request memo staging: each
+  request's Sanitizer calls get its own staged memo (``sanitize(..., memo=)``),
+  whose writes are kept back until the request has been charged
   (:mod:`dptext.privacy.memo`), so a request refused over its ε budget leaves
   nothing that could later be released for free;
 * the chat-level report: which user or tool messages went upstream in clear,
@@ -57,23 +58,6 @@ class Perturbed:
         return json.dumps(compact, separators=(",", ":"), ensure_ascii=True)
 
 
-class RequestMemo:
-    """The memo protocol for the Sanitizer, routed to the staged memo of the request this thread serves."""
-
-    def __init__(self, memo) -> None:
-        self.memo = memo
-        self.local = threading.local()
-
-    def key(self, scope: str, settings: dict, text: str) -> bytes:
-        return self.memo.key(scope, settings, text)
-
-    def get(self, key: bytes) -> str | None:
-        return self.local.staged.get(key)
-
-    def put(self, key: bytes, text: str) -> None:
-        self.local.staged.put(key, text)
-
-
 def spec_of(cfg: ServerConfig):
     from dptext.mechanisms.spec import MechanismSpec
 
@@ -113,7 +97,7 @@ class Perturber:
         spec = spec_of(cfg)
         self.policy = policy_of(cfg)
         try:
-            self.sanitizer = Sanitizer(spec, policy=self.policy, memo=RequestMemo(memo) if memo is not None else None)
+            self.sanitizer = Sanitizer(spec, policy=self.policy)
         except ParameterError as exc:
             where = "policy" if exc.param == "policy" else exc.param
             raise DPTextError(f"config privacy.{where}: {exc}") from None
@@ -167,9 +151,8 @@ class Perturber:
         left = sum(len(t) for _, _, t in private)
         for batch in _batches(private):
             with gate(left):
-                if staged is not None:
-                    self.sanitizer.memo.local.staged = staged
-                out = self.sanitizer.sanitize([Segment(t, True) for _, _, t in batch], rng=rng, scope=scope)
+                out = self.sanitizer.sanitize([Segment(t, True) for _, _, t in batch], rng=rng, scope=scope,
+                                              memo=staged)
             left -= sum(len(t) for _, _, t in batch)
             reports.append(out.report)
             for (i, j, _), text in zip(batch, out.texts):

@@ -57,30 +57,37 @@ def ungated(priority: float):
 
 
 class PriorityGate:
-    """A counting semaphore whose waiters are served smallest priority value first (FIFO among equals)."""
+    """A counting semaphore whose waiters are served smallest priority value first (FIFO among equals).
+
+    A released slot is handed straight to the first waiter, whose own event alone is set: one wake-up per
+    release however many threads wait (a shared condition would wake every waiter to re-check the heap).
+    """
 
     def __init__(self, slots: int) -> None:
         self.free = slots
-        self.cond = threading.Condition()
-        self.waiting: list[tuple[float, int]] = []
+        self.lock = threading.Lock()
+        self.waiting: list[tuple[float, int, threading.Event]] = []
         self.seq = itertools.count()
 
     @contextmanager
     def __call__(self, priority: float):
-        me = (priority, next(self.seq))
-        with self.cond:
-            heapq.heappush(self.waiting, me)
-            while not (self.free > 0 and self.waiting[0] == me):
-                self.cond.wait()
-            heapq.heappop(self.waiting)
-            self.free -= 1
-            self.cond.notify_all()  # the next waiter may fit another free slot
+        with self.lock:
+            if self.free > 0 and not self.waiting:
+                self.free -= 1
+                turn = None
+            else:
+                turn = threading.Event()
+                heapq.heappush(self.waiting, (priority, next(self.seq), turn))
+        if turn is not None:
+            turn.wait()  # set by the releaser that handed its slot to this waiter
         try:
             yield
         finally:
-            with self.cond:
-                self.free += 1
-                self.cond.notify_all()
+            with self.lock:
+                if self.waiting:
+                    heapq.heappop(self.waiting)[2].set()
+                else:
+                    self.free += 1
 
 
 class Scheduler:

@@ -1,9 +1,11 @@
 """The remote OpenAI-compatible endpoint: async HTTP with a deadline and bounded retries.
 
 The proxy serves many clients at once and streams, so it talks to the
-upstream with its own ``httpx.AsyncClient`` (one pooled client per process)
-rather than a blocking backend. Only the perturbed payload built by
-:mod:`dptext.server.privacy` is ever passed in here.
+upstream asynchronously with pooled keep-alive connections: non-streaming
+calls through the small HTTP/1.1 client of :mod:`dptext.server.http1` (a
+fraction of httpx's CPU per request), streams through one ``httpx.AsyncClient``.
+Only the perturbed payload built by :mod:`dptext.server.privacy` is ever
+passed in here.
 
 Failure mapping (the client sees one clear OpenAI-style error, never a hang):
 
@@ -35,6 +37,7 @@ import httpx
 
 from dptext.server.config import ServerConfig
 from dptext.server.errors import ApiError
+from dptext.server.http1 import ConnectionBroken, ConnectFailed, Pool
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
 
@@ -63,7 +66,7 @@ def _retry_after(value: str | None) -> float | None:
     return wait if wait is not None and 0 <= wait < 86400 else None
 
 
-def _failure(resp: httpx.Response, text: str) -> Exception:
+def _failure(resp, text: str) -> Exception:
     """The error for an upstream HTTP error status: a _Retry (retryable) or an ApiError."""
     status = resp.status_code
     if status == 429:
@@ -85,8 +88,10 @@ class Upstream:
             base_url=u.base_url, headers=headers, trust_env=False,
             timeout=httpx.Timeout(u.timeout_s, connect=u.connect_timeout_s),
             limits=httpx.Limits(max_connections=u.max_connections, max_keepalive_connections=u.max_connections))
+        self.pool = Pool(u.base_url, headers, connect_timeout_s=u.connect_timeout_s, max_connections=u.max_connections)
 
     async def aclose(self) -> None:
+        await self.pool.aclose()
         await self.client.aclose()
 
     def _timeout(self) -> ApiError:
@@ -106,14 +111,18 @@ class Upstream:
                 await asyncio.sleep(wait if wait is not None else self.cfg.backoff_s * 2 ** (attempt - 1))
             wait = None
             try:
-                return await asyncio.wait_for(once(), self.cfg.timeout_s)
-            except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
+                async with asyncio.timeout(self.cfg.timeout_s):
+                    return await once()
+            except (TimeoutError, httpx.TimeoutException) as exc:
                 if isinstance(exc, httpx.ConnectTimeout):
                     last = self._unreachable(exc)
                     continue
                 raise self._timeout() from None
             except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
                 last = self._unreachable(exc)
+            except (ConnectFailed, ConnectionBroken) as exc:
+                last = ApiError(502, f"upstream unreachable ({exc})", type="upstream_error",
+                                code="upstream_unreachable")
             except _Retry as r:
                 last = r.error
                 if r.wait is not None and r.wait > self.cfg.max_retry_after_s:
@@ -125,12 +134,14 @@ class Upstream:
         """Non-streaming chat completion: (upstream JSON, seconds spent upstream)."""
         t0 = time.perf_counter()
 
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
         async def once():
-            resp = await self.client.post("/chat/completions", json=payload)
+            resp = await self.pool.request("POST", "/chat/completions", body)
             if resp.status_code >= 400:
                 raise _failure(resp, resp.text)
             try:
-                data = resp.json()
+                data = json.loads(resp.content)
             except ValueError:
                 raise ApiError(502, "upstream answered with invalid JSON", type="upstream_error",
                                code="upstream_error") from None

@@ -174,7 +174,7 @@ def test_license_is_apache_2_and_matches_pyproject():
 def test_ctrl_c_during_sanitize_corpus_exits_130_and_leaves_nothing(tmp_path):
     src = tmp_path / "in.jsonl"
     with open(src, "w") as f:
-        for i in range(60_000):
+        for i in range(600_000):  # far more than the run gets through before the Ctrl-C
             f.write(json.dumps({"id": i, "text": f"The patient saw the doctor at the clinic about fever {i}."}) + "\n")
     out = tmp_path / "out.jsonl"
     tag = f"dptext-test-{os.getpid()}-{time.time_ns()}"

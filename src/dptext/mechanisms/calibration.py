@@ -118,7 +118,13 @@ def draw_norms(scales: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarr
     if n <= PARALLEL_ROWS:
         return _norms(scales, n, rng) if n else np.empty(0)
     sizes = [min(PARALLEL_ROWS, n - s) for s in range(0, n, PARALLEL_ROWS)]
-    return np.concatenate(list(_pool().map(_norms, [scales] * len(sizes), sizes, rng.spawn(len(sizes)))))
+    futures = [_pool().submit(_norms, scales, m, g) for m, g in zip(sizes, rng.spawn(len(sizes)))]
+    try:
+        return np.concatenate([f.result() for f in futures])
+    except BaseException:  # e.g. Ctrl-C: drop the queued chunks so that exit does not wait for them
+        for f in futures:
+            f.cancel()
+        raise
 
 
 @functools.lru_cache(maxsize=1)

@@ -74,22 +74,7 @@ def test_sampling_matches_transition(cape):
     rng = np.random.default_rng(123)
     n = 20_000
     draws = cape.sample("biopsy", n, rng=rng, context=CONTEXT)
-    # bins: each of the 30 most likely units alone, the rest grouped by probability level and index parity
-    top = np.argsort(-row)[:30]
-    bin_of = np.full(len(row), -1)
-    bin_of[top] = np.arange(30)
-    rest = bin_of < 0
-    level = np.unique(row[rest], return_inverse=True)[1]
-    bin_of[rest] = 30 + 2 * level + (np.flatnonzero(rest) % 2)
-    expected = np.bincount(bin_of, weights=row * n)
-    observed = np.bincount(bin_of[draws], minlength=len(expected))
-    small = expected < 5  # pool sparse bins
-    exp_b = np.append(expected[~small], expected[small].sum())
-    obs_b = np.append(observed[~small], observed[small].sum())
-    keep = exp_b > 0
-    assert obs_b[~keep].sum() == 0
-    _, p = stats.chisquare(obs_b[keep], exp_b[keep])
-    assert p > 1e-3
+    assert chisquare_row(row, draws) > 1e-3
 
 
 def test_lambdas_move_mass(cape):

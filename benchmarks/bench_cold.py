@@ -98,8 +98,9 @@ def cache_sizes() -> dict:
     root = cache_dir()
     sizes: dict = {}
     for p in root.rglob("*.np[yz]"):
+        rel = p.relative_to(root / "spaces").as_posix() if p.is_relative_to(root / "spaces") else p.name
         for space in ("cl100k-11k", "glove-50d", "smollm2", "minilm-wordpiece"):
-            if p.name.startswith(space):
+            if rel.startswith(space):
                 sizes[space] = sizes.get(space, 0) + p.stat().st_size
     return sizes
 

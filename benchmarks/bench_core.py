@@ -35,7 +35,8 @@ def lee_document(n_units: int, space) -> str:
 
 def bench_spaces() -> None:
     code = ("import time,sys; from dptext.spaces.registry import SPACES; s=SPACES[sys.argv[1]](); "
-            "t=time.perf_counter(); s.load(); print(time.perf_counter()-t, s.cache_path.stat().st_size)")
+            "t=time.perf_counter(); s.load(); print(time.perf_counter()-t, "
+            "sum(f.stat().st_size for f in s.cache_path.iterdir()))")
     print(f"{'space':12s} {'cold build s':>12s} {'warm load s':>12s} {'cache MiB':>10s}")
     for name in ("cl100k-11k", "glove-50d", "smollm2"):
         with tempfile.TemporaryDirectory() as tmp:

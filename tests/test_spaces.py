@@ -52,7 +52,8 @@ def test_cache_is_binary_keyed_and_relocatable(tmp_path, monkeypatch):
     monkeypatch.setenv("DPTEXT_CACHE_DIR", str(tmp_path))
     small = GloveSpace(size=500).load()
     assert small.build_seconds is not None and small.cache_path.parent.parent == tmp_path
-    assert small.cache_path.suffix == ".npz"
+    assert sorted(f.name for f in small.cache_path.iterdir()) == [
+        "embeddings.npy", "freq.npy", "lookup_ids.npy", "lookup_units.npy", "units.npy"]
     other = GloveSpace(size=400)
     assert other.cache_key != small.cache_key  # keyed by the inputs
     again = GloveSpace(size=500).load()
@@ -70,7 +71,7 @@ def test_distances_and_dmax_are_exact():
     np.testing.assert_allclose(d, ref, rtol=1e-4, atol=1e-4)
     assert (d[np.arange(3), rows] == 0).all()
     sub = GloveSpace(size=3000)
-    sub._arrays = {k: v[:3000] for k, v in s.arrays.items()}
+    sub._arrays = {k: s.arrays[k][:3000] for k in ("units", "embeddings", "freq")}
     brute = max(float(sub.distances(np.arange(i, min(i + 500, 3000))).max()) for i in range(0, 3000, 500))
     assert sub.d_max == pytest.approx(brute, rel=1e-6)
 
@@ -98,3 +99,36 @@ def test_neighbour_table_is_sorted_exact_and_mapped(name):
     # pair_distances reproduces the table's values
     cols = tab.order[rows, 5].astype(np.int64)
     np.testing.assert_array_equal(s.pair_distances(rows, cols), tab.dist[rows, 5])
+
+
+@pytest.mark.parametrize("name", ["glove-50d", "cl100k-11k", "minilm-wordpiece"])
+def test_lookup_many_agrees_with_a_dictionary_of_the_vocabulary(name):
+    s = get_space(name)
+    ref = {u: i for i, u in enumerate(s.arrays["units"].tolist())}
+    rng = np.random.default_rng(7)
+    units = [s.units[i] for i in rng.integers(0, s.size, 300)]
+    # case variants, near misses, empty, non-ASCII
+    queries = units + [u.upper() for u in units[:50]] + [u + "x" for u in units[:50]] + [u[:-1] for u in units[:50]]
+    queries += ["", "ünïcödé", "zzzzzzzzzzzz", "a b"]
+    assert s.lookup_many(queries).tolist() == [ref.get(s.key(q), -1) for q in queries]
+    # a trailing NUL is dropped by fixed-width numpy strings: such a key must still miss
+    assert s.lookup_many(["the\x00", "\x00", units[0]]).tolist() == [-1, -1, ref[s.key(units[0])]]
+    assert s.lookup_many([]).shape == (0,)
+
+
+def test_an_older_single_archive_entry_is_converted_not_rebuilt(tmp_path, monkeypatch):
+    import shutil
+
+    from dptext import cache
+
+    monkeypatch.setenv("DPTEXT_CACHE_DIR", str(tmp_path))
+    built = GloveSpace(size=300).load()
+    legacy = built.cache_path.with_name(built.cache_path.name + ".npz")
+    cache.save_npz(legacy, **{k: np.asarray(built.arrays[k]) for k in ("units", "embeddings", "freq")})
+    shutil.rmtree(built.cache_path)
+    again = GloveSpace(size=300)
+    monkeypatch.setattr(GloveSpace, "build", lambda self, progress=None: pytest.fail("rebuilt"))
+    again.load()
+    assert again.build_seconds is None and not legacy.exists() and again.is_cached()
+    np.testing.assert_array_equal(again.embeddings, built.embeddings)
+    assert again.lookup_many(built.units[:20]).tolist() == list(range(20))

@@ -1,9 +1,11 @@
 """On-disk cache for built artefacts (embedding matrices, neighbour tables).
 
 Location: ``$DPTEXT_CACHE_DIR`` if set, else ``~/.cache/dptext``. Entries are
-binary (``.npz`` / ``.npy``), keyed by a hash of everything that went into
-them, and written atomically (temp file + rename) so a crash never leaves a
-half-written entry behind.
+binary (``.npy`` files, a directory of them for a set of arrays, or a small
+``.npz``), keyed by a hash of everything that went into them, and written
+atomically (temp file or directory + rename) so a crash never leaves a
+half-written entry behind. Large arrays are opened memory-mapped, so every
+process on a machine shares one copy of their pages.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,3 +74,25 @@ def save_npy(path: Path, array: np.ndarray) -> None:
 
 def load_npy(path: Path, mmap: bool = True) -> np.ndarray:
     return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+
+
+def save_arrays(path: Path, **arrays) -> None:
+    """Write ``arrays`` as ``path/<name>.npy`` (a directory entry, renamed into place when complete)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, suffix=".tmp"))
+    try:
+        for name, arr in arrays.items():
+            np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr))
+        try:
+            os.rename(tmp, path)
+        except OSError:
+            if not path.is_dir():  # not a concurrent writer that finished first
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_arrays(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a :func:`save_arrays` entry, memory-mapped read-only (plain ndarray views)."""
+    return {f[:-4]: np.asarray(np.load(path / f, mmap_mode="r", allow_pickle=False))
+            for f in sorted(os.listdir(path)) if f.endswith(".npy")}

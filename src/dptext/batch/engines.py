@@ -2,9 +2,9 @@
 
 Documents are cut into fixed-size shards (``shard_size`` documents) that are
 sent to a pool of ``workers`` processes (``spawn`` start method: no forked
-locks or threads). Each worker builds the mechanism once, on a memory-mapped
-copy of the cached space (``mmap_space``), so the embedding matrix exists
-once in the page cache however many workers run. Randomness follows the
+locks or threads). Each worker builds the mechanism once; the cached space
+and its tables are memory-mapped, so they exist once in the page cache
+however many workers run. Randomness follows the
 per-document stream rule of :mod:`dptext.batch.sanitize`, so the output does
 not depend on the number of workers. At most ``2 * workers`` shards are in
 flight, so memory stays bounded on corpora of any length; results come back
@@ -32,7 +32,7 @@ def _init_worker(job: BatchJob, entropy: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # an exception escaping a Pool initializer makes the pool respawn workers forever: keep it for the tasks
     try:
-        _WORKER["mech"] = job.build(mmap=True)
+        _WORKER["mech"] = job.build()
     except BaseException as exc:  # noqa: BLE001 (re-raised by every task of this worker)
         _WORKER["error"] = exc
     _WORKER["entropy"] = entropy
@@ -95,7 +95,7 @@ class LocalEngine:
     def start(self) -> "LocalEngine":
         if self.workers == 1:
             _WORKER.clear()
-            _WORKER["mech"], _WORKER["entropy"] = self.job.build(mmap=True), self.entropy
+            _WORKER["mech"], _WORKER["entropy"] = self.job.build(), self.entropy
         else:
             import multiprocessing as mp
 

@@ -37,7 +37,7 @@ class RaySanitizer:
     """Stateful Ray Data callable: mechanism loaded once per actor, then one call per batch."""
 
     def __init__(self, job: BatchJob, entropy: int):
-        self.mech = job.build(mmap=True)
+        self.mech = job.build()
         self.entropy = entropy
 
     def __call__(self, batch):
@@ -113,10 +113,10 @@ class RayEngine:
         import ray
 
         t0 = time.perf_counter()
-        if not self.address:  # same machine: write the memory-mappable space once, before the actors race to
-            from dptext.batch.mmap_space import export_space
+        if not self.address:  # same machine: build the space's cache once, before the actors race to
+            from dptext.spaces import get_space
 
-            export_space(self.job.space_name)
+            get_space(self.job.space_name).load()
         if not (self.address or os.environ.get("RAY_ADDRESS")) and not ray.is_initialized():
             from dptext.batch.ray_watchdog import RayReaper
 

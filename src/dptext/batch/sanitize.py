@@ -46,19 +46,16 @@ class BatchJob:
     def space_name(self) -> str:
         return self.spec.space_name
 
-    def build(self, *, mmap: bool = True) -> "DocSanitizer":
-        """The per-document sanitizer, on a memory-mapped private copy of the space (``mmap=True``)."""
+    def build(self) -> "DocSanitizer":
+        """The per-document sanitizer (the space's cached arrays are memory-mapped: every worker on a
+        machine shares one copy of their pages)."""
         if self.policy is not None:
             from dptext.pipeline import Sanitizer
             from dptext.privacy.policy import get_policy
 
             kw = dict(self.policy)
             return DocSanitizer(None, Sanitizer(self.spec, policy=get_policy(kw.pop("name"), **kw)))
-        if not mmap:
-            return DocSanitizer(self.spec.build(), None)
-        from dptext.batch.mmap_space import load_space_mmap
-
-        return DocSanitizer(self.spec.build(space=load_space_mmap(self.space_name)), None)
+        return DocSanitizer(self.spec.build(), None)
 
 
 STREAM_BLOCK = 64  # records per random stream (and the unit of work of one vectorised call)

@@ -24,6 +24,7 @@ from typing import ClassVar
 import numpy as np
 
 from dptext.errors import DPTextError, ParameterError, check_epsilon
+from dptext.mechanisms._vocab import distinct
 from dptext.resources import is_digits, is_punctuation
 from dptext.spaces import EmbeddingSpace, get_space
 from dptext.text import Piece, Segmentation, match_case
@@ -281,13 +282,12 @@ class Mechanism(ABC):
             else:  # random: a uniform unit of the mechanism's output vocabulary
                 rand_pos.append(i)
                 reasons[i] = "oov"
-        units = self.space.units
         fold = self.space.case_insensitive
         sensitive = None
         if len(vocab_pos):
             out_arr, branches = self._sample_branches(idx[vocab_pos], rng)
             out_obj = np.asarray(outputs, dtype=object)
-            out_obj[vocab_pos] = self.space.unit_array[out_arr]
+            out_obj[vocab_pos] = self.space.unit_strings(out_arr)
             if fold:  # outputs take the input's capitalisation where it has capitals
                 d_cased = np.fromiter((t != t.lower() for t in keys), dtype=bool, count=len(keys))
                 for p in vocab_pos[d_cased[codes[vocab_pos]]].tolist():
@@ -302,9 +302,9 @@ class Mechanism(ABC):
                 sensitive = [None if v is None else bool(v) for v in sv.tolist()]
         if rand_pos:
             support = np.flatnonzero(self.output_mask)
-            picks = support[rng.integers(0, len(support), size=len(rand_pos))].tolist()
+            picks = self.space.unit_strings(support[rng.integers(0, len(support), size=len(rand_pos))]).tolist()
             for p, o in zip(rand_pos, picks):
-                outputs[p] = match_case(texts[p], units[o]) if fold else units[o]
+                outputs[p] = match_case(texts[p], o) if fold else o
         return outputs, actions, reasons, sensitive
 
     def _policy_of(self, t: str) -> str | None:
@@ -324,7 +324,7 @@ class Mechanism(ABC):
         """Precompute whatever sampling ``text`` needs (row tables), e.g. before timing or serving."""
         idx = self.space.lookup_many([p.text for p in self.segment(text).pieces])
         idx = idx[idx >= 0]
-        self._prepare(np.unique(idx[self.input_mask[idx]]))
+        self._prepare(distinct(idx[self.input_mask[idx]]))
 
     def _prepare(self, idx: np.ndarray) -> None:
         """Subclass hook: build tables for input indices ``idx`` (default: nothing to do)."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from dptext import cache
 from dptext.errors import DPTextError
-from dptext.mechanisms._vocab import corpus_key, vocabulary
+from dptext.mechanisms._vocab import corpus_key, distinct, vocabulary
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 from dptext.resources import is_stopword
@@ -159,7 +159,7 @@ class CusText(Mechanism):
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         missing = idx[~self._has_cdf[idx]]
         if len(missing):
-            missing = np.unique(missing)
+            missing = distinct(missing)
             self._cdf[missing] = np.cumsum(self._list_probs(missing), axis=1)
             self._has_cdf[missing] = True
         cdf = self._cdf[idx]

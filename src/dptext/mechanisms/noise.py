@@ -31,6 +31,7 @@ import numpy as np
 
 from dptext.errors import DPTextError, check_epsilon
 from dptext.mechanisms._fastnn import NPROBE, ann_best_match, best_match
+from dptext.mechanisms._vocab import distinct
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 
@@ -60,7 +61,7 @@ class NeighbourTable:
         return cls._shared[key]
 
     def rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        todo = np.unique(x[~self.done[x]])
+        todo = distinct(x[~self.done[x]])
         k = self.k
         for s in range(0, len(todo), CHUNK):
             rows = todo[s : s + CHUNK]

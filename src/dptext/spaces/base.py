@@ -3,8 +3,10 @@
 A space bundles a tokenizer, a vocabulary ``V`` (unit strings), an embedding
 matrix ``E`` (float32, ``|V| x N``) and unit frequencies. Concrete spaces only
 say how to *build* those arrays from installed assets and how to tokenize;
-this base class caches the arrays on disk (``.npz`` keyed by a hash of the
-inputs) and provides the vectorised distance work every mechanism shares.
+this base class caches the arrays on disk (a directory of ``.npy`` files keyed
+by a hash of the inputs, memory-mapped on load, so a fresh process reads only
+the pages it touches and every process on a machine shares them) and provides
+the vectorised lookup and distance work every mechanism shares.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from dptext import cache
+from dptext.errors import DPTextError
 from dptext.text import Segmentation
 
 
@@ -53,27 +56,32 @@ class EmbeddingSpace(ABC):
 
     @property
     def cache_path(self):
-        return cache.entry_path("spaces", self.name, self.cache_key)
+        """The cache entry: a directory of ``.npy`` arrays (units, embeddings, freq, lookup tables, ...)."""
+        return cache.entry_path("spaces", self.name, self.cache_key, "")
 
     def is_cached(self) -> bool:
-        return self.cache_path.exists()
+        return self.cache_path.is_dir()
 
     def load(self, progress=None) -> "EmbeddingSpace":
         if self._arrays is not None:
             return self
         path = self.cache_path
         t0 = time.perf_counter()
-        if path.exists():
-            self._arrays = cache.load_npz(path)
+        if not path.is_dir():
+            legacy = path.with_name(path.name + ".npz")  # the older one-archive entry: convert, do not rebuild
+            if legacy.exists():
+                cache.save_arrays(path, **_with_lookup(cache.load_npz(legacy)))
+                legacy.unlink(missing_ok=True)
+            else:
+                arrays = self.build(progress=progress)
+                arrays["embeddings"] = np.ascontiguousarray(arrays["embeddings"], dtype=np.float32)
+                arrays["freq"] = np.asarray(arrays["freq"], dtype=np.float64)
+                arrays["units"] = np.asarray(arrays["units"], dtype=str)
+                cache.save_arrays(path, **_with_lookup(arrays))
+                self.build_seconds = time.perf_counter() - t0
+        self._arrays = cache.load_arrays(path)
+        if self.build_seconds is None:
             self.load_seconds = time.perf_counter() - t0
-        else:
-            arrays = self.build(progress=progress)
-            arrays["embeddings"] = np.ascontiguousarray(arrays["embeddings"], dtype=np.float32)
-            arrays["freq"] = np.asarray(arrays["freq"], dtype=np.float64)
-            arrays["units"] = np.asarray(arrays["units"], dtype=str)
-            cache.save_npz(path, **arrays)
-            self._arrays = arrays
-            self.build_seconds = time.perf_counter() - t0
         return self
 
     @property
@@ -87,10 +95,9 @@ class EmbeddingSpace(ABC):
     def units(self) -> list[str]:
         return self.arrays["units"].tolist()
 
-    @cached_property
-    def unit_array(self) -> np.ndarray:
-        """The units as an object array (vectorised gathers of output strings)."""
-        return np.asarray(self.units, dtype=object)
+    def unit_strings(self, idx) -> np.ndarray:
+        """The units at indices ``idx`` (a fixed-width string array; ``.tolist()`` gives ``str``)."""
+        return self.arrays["units"][idx]
 
     @cached_property
     def embeddings(self) -> np.ndarray:
@@ -102,7 +109,7 @@ class EmbeddingSpace(ABC):
 
     @property
     def size(self) -> int:
-        return len(self.units)
+        return len(self.arrays["units"])
 
     @property
     def dim(self) -> int:
@@ -120,10 +127,27 @@ class EmbeddingSpace(ABC):
         """Index of ``unit`` in V, or -1 when out of vocabulary."""
         return self.index.get(self.key(unit), -1)
 
+    @cached_property
+    def _lookup_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        a = self.arrays if "lookup_ids" in self.arrays else _with_lookup(self.arrays)
+        return a["lookup_units"], a["lookup_ids"]
+
     def lookup_many(self, units) -> np.ndarray:
-        get = self.index.get
-        key = self.key
-        return np.fromiter((get(key(u), -1) for u in units), dtype=np.int64, count=len(units))
+        """Indices of many units (-1 where out of vocabulary): a binary search in the cached sorted
+        vocabulary, so no per-process dictionary of V has to be built first."""
+        if type(self).key is EmbeddingSpace.key:
+            keys = [u.lower() for u in units] if self.case_insensitive else list(units)
+        else:
+            keys = list(map(self.key, units))
+        if not keys:
+            return np.empty(0, dtype=np.int64)
+        if "\x00" in "".join(keys):  # fixed-width numpy strings drop trailing NULs: compare as str
+            get = self.index.get
+            return np.fromiter((get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        srt, ids = self._lookup_tables
+        q = np.asarray(keys, dtype=str)
+        pos = np.minimum(np.searchsorted(srt, q), len(srt) - 1)
+        return np.where(srt[pos] == q, ids[pos], -1).astype(np.int64)
 
     # ----- geometry (vectorised) ----------------------------------------------------------------
     @cached_property
@@ -283,3 +307,12 @@ class EmbeddingSpace(ABC):
         if self._arrays is not None:
             out.update(size=self.size, dim=self.dim)
         return out
+
+
+def _with_lookup(arrays: dict) -> dict:
+    """``arrays`` plus the sorted vocabulary ``lookup_units`` and its indices ``lookup_ids``."""
+    units = np.asarray(arrays["units"], dtype=str)
+    if len(np.unique(units)) != len(units):
+        raise DPTextError("a space's vocabulary must not repeat a unit")
+    order = np.argsort(units, kind="stable")
+    return {**arrays, "units": units, "lookup_units": units[order], "lookup_ids": order.astype(np.int32)}

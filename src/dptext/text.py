@@ -9,6 +9,7 @@ spacing and ``join_units(split) == text`` always holds.
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -64,7 +65,7 @@ class Segmentation:
 
 def split_words(text: str) -> Segmentation:
     """Word-level segmentation: letter runs (with one inner apostrophe), digit runs, single marks."""
-    pieces = tuple(map(Piece._make, _WORD_RE.findall(text)))
+    pieces = tuple(map(tuple.__new__, repeat(Piece), _WORD_RE.findall(text)))  # (ws, unit) pairs, no per-piece frame
     # the regex covers every non-space character, so only trailing whitespace is left over
     return Segmentation(pieces, text[len(text.rstrip()):])
 

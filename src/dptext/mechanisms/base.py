@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
 import numpy as np
+import numpy.random  # noqa: F401  (every mechanism draws from a Generator: load it with the module, not lazily)
 
 from dptext.errors import DPTextError, ParameterError, check_epsilon
 from dptext.mechanisms._vocab import distinct
@@ -92,13 +93,13 @@ class PerturbResult:
         return self._units
 
     def counts(self) -> dict[str, int]:
-        out = {"perturbed": 0, "kept": 0, "dropped": 0}
-        for a in self._actions:
-            out[a] += 1
-        return out
+        acts = self._actions
+        return {a: acts.count(a) for a in ("perturbed", "kept", "dropped")}
 
     def kept_units(self) -> list[str]:
         """Units left unchanged by policy (OOV with ``oov='keep'``, digits kept...), not punctuation."""
+        if "kept" not in self._actions:
+            return []
         return [p.text for p, a, r in zip(self._pieces, self._actions, self._reasons)
                 if a == "kept" and r != "punctuation"]
 
@@ -110,6 +111,11 @@ class PerturbResult:
                       zip(self._pieces, self._outputs, self._actions, self._reasons, self._sensitive)],
             "privacy": self.privacy,
         }
+
+
+# what happens to a unit: sampled, kept by policy, dropped (OOV), digits replaced, OOV replaced at random
+_SAMPLE, _KEEP, _DROP, _DIGITS, _RANDOM = range(5)
+_ACTIONS = np.asarray(["perturbed", "kept", "dropped", "perturbed", "perturbed"], dtype=object)
 
 
 class Mechanism(ABC):
@@ -255,56 +261,47 @@ class Mechanism(ABC):
         d_idx = self.space.lookup_many(keys)
         mask = self.input_mask
         d_reason = []
+        policy_of, pass_through = self._policy_of, self.pass_through
         for t, i in zip(keys, d_idx.tolist()):
-            reason = self._policy_of(t)
+            reason = pass_through(t) if t.isalpha() else policy_of(t)  # letters: never punctuation or digits
             d_reason.append(reason if reason is not None else (None if i >= 0 and mask[i] else "oov"))
         code_of = dict(zip(keys, range(len(keys))))
         codes = np.fromiter(map(code_of.__getitem__, texts), dtype=np.int64, count=n)
-        d_vocab = np.fromiter((r is None for r in d_reason), dtype=bool, count=len(keys))
-        idx = d_idx[codes]
-        is_vocab = d_vocab[codes]
-        vocab_pos = np.flatnonzero(is_vocab)
-        outputs: list[str | None] = list(texts)
-        actions = ["perturbed"] * n
-        reasons = ["vocab"] * n
-        rand_pos = []
-        for i in np.flatnonzero(~is_vocab).tolist():
-            reason = d_reason[codes[i]]
-            if reason == "digits!":  # digits replaced by a uniform integer in 1..1000
-                outputs[i] = str(int(rng.integers(1, 1001)))
-                reasons[i] = "digits"
-            elif reason != "oov":
-                actions[i], reasons[i] = "kept", reason
-            elif self.oov == "drop":
-                outputs[i], actions[i], reasons[i] = None, "dropped", "oov"
-            elif self.oov == "keep":
-                actions[i], reasons[i] = "kept", "oov"
-            else:  # random: a uniform unit of the mechanism's output vocabulary
-                rand_pos.append(i)
-                reasons[i] = "oov"
+        # per distinct unit: what happens to it and the reason recorded, then gathered per occurrence
+        oov_kind = {"drop": _DROP, "keep": _KEEP}.get(self.oov, _RANDOM)
+        d_kind = np.fromiter((_SAMPLE if r is None else _DIGITS if r == "digits!" else oov_kind if r == "oov"
+                              else _KEEP for r in d_reason), dtype=np.int8, count=len(keys))
+        d_label = np.asarray(["vocab" if r is None else "digits" if r == "digits!" else r for r in d_reason],
+                             dtype=object)
+        kind = d_kind[codes]
+        actions = _ACTIONS[kind].tolist()
+        reasons = d_label[codes]
+        out_obj = np.asarray(texts, dtype=object)
+        out_obj[kind == _DROP] = None
+        dig = np.flatnonzero(kind == _DIGITS)
+        if len(dig):  # digits replaced by a uniform integer in 1..1000
+            out_obj[dig] = [str(v) for v in rng.integers(1, 1001, size=len(dig)).tolist()]
+        vocab_pos = np.flatnonzero(kind == _SAMPLE)
         fold = self.space.case_insensitive
         sensitive = None
         if len(vocab_pos):
-            out_arr, branches = self._sample_branches(idx[vocab_pos], rng)
-            out_obj = np.asarray(outputs, dtype=object)
+            out_arr, branches = self._sample_branches(d_idx[codes[vocab_pos]], rng)
             out_obj[vocab_pos] = self.space.unit_strings(out_arr)
             if fold:  # outputs take the input's capitalisation where it has capitals
                 d_cased = np.fromiter((t != t.lower() for t in keys), dtype=bool, count=len(keys))
                 for p in vocab_pos[d_cased[codes[vocab_pos]]].tolist():
                     out_obj[p] = match_case(texts[p], out_obj[p])
-            outputs = out_obj.tolist()
             if branches is not None:
-                rs = np.asarray(reasons, dtype=object)
-                rs[vocab_pos] = branches[0]
-                reasons = rs.tolist()
+                reasons[vocab_pos] = branches[0]
                 sv = np.full(n, None, dtype=object)
                 sv[vocab_pos] = branches[1]
                 sensitive = [None if v is None else bool(v) for v in sv.tolist()]
-        if rand_pos:
+        rand_pos = np.flatnonzero(kind == _RANDOM)
+        if len(rand_pos):  # a uniform unit of the mechanism's output vocabulary
             support = np.flatnonzero(self.output_mask)
             picks = self.space.unit_strings(support[rng.integers(0, len(support), size=len(rand_pos))]).tolist()
-            for p, o in zip(rand_pos, picks):
-                outputs[p] = match_case(texts[p], o) if fold else o
+            out_obj[rand_pos] = [match_case(texts[p], o) if fold else o for p, o in zip(rand_pos.tolist(), picks)]
+        outputs, reasons = out_obj.tolist(), reasons.tolist()
         return outputs, actions, reasons, sensitive
 
     def _policy_of(self, t: str) -> str | None:

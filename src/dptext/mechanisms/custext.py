@@ -93,9 +93,10 @@ class CusText(Mechanism):
         self._corpus_key = corpus_key(corpus)
         self.vocab_mask, self.freqs = vocabulary(self.space, corpus)
         self.lists, self.sims = self._load_lists(kwargs.get("progress"))
-        self.list_len = (self.lists >= 0).sum(axis=1)
-        self._cdf = np.zeros(self.lists.shape, dtype=np.float64)  # CDF rows, filled on first use
-        self._has_cdf = np.zeros(self.space.size, dtype=bool)
+        # CDF rows of the units met so far, packed in order of first use (a |V|-row table would be
+        # written at scattered rows: one fresh memory page per unit on a cold start)
+        self._slot = np.full(self.space.size, -1, dtype=np.int32)
+        self._cdf = np.empty((0, self.lists.shape[1]), dtype=np.float64)
 
     def settings(self) -> dict:
         return {**super().settings(), "k": self.k, "strategy": self.strategy, "similarity": self.similarity,
@@ -137,14 +138,14 @@ class CusText(Mechanism):
         return self._list_probs(np.arange(self.space.size))
 
     def _list_probs(self, ids: np.ndarray) -> np.ndarray:
-        s = self.sims[ids].astype(np.float64)
-        valid = ~np.isnan(s)  # rows of units outside V are all padding
-        lo = np.where(valid, s, np.inf).min(axis=1, keepdims=True)
-        hi = np.where(valid, s, -np.inf).max(axis=1, keepdims=True)
-        spread = np.where(valid.any(axis=1, keepdims=True), hi - lo, 0.0)
-        s_hat = np.where(spread > 0, (s - lo) / np.where(spread > 0, spread, 1.0), 0.0)  # degenerate: uniform
+        s = self.sims[ids].astype(np.float64)  # NaN on padding; rows of units outside V are all padding
+        lo = np.fmin.reduce(s, axis=1, keepdims=True)  # fmin/fmax skip NaN (an all-padding row gives NaN)
+        spread = np.fmax.reduce(s, axis=1, keepdims=True) - lo
+        ok = spread > 0  # False for NaN and for a degenerate (uniform) list
+        s_hat = np.where(ok, (s - lo) / np.where(ok, spread, 1.0), 0.0)
         logit = 0.5 * self.epsilon * s_hat
-        w = np.where(np.isnan(s), 0.0, np.exp(logit - 0.5 * self.epsilon))  # ŝ ≤ 1: exponents ≤ 0
+        w = np.exp(logit - 0.5 * self.epsilon)  # ŝ ≤ 1: exponents ≤ 0
+        w[np.isnan(s)] = 0.0
         tot = w.sum(axis=1, keepdims=True)
         return np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
 
@@ -157,16 +158,17 @@ class CusText(Mechanism):
         return self.vocab_mask
 
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        missing = idx[~self._has_cdf[idx]]
+        missing = idx[self._slot[idx] < 0]
         if len(missing):
             missing = distinct(missing)
-            self._cdf[missing] = np.cumsum(self._list_probs(missing), axis=1)
-            self._has_cdf[missing] = True
-        cdf = self._cdf[idx]
+            self._slot[missing] = np.arange(len(self._cdf), len(self._cdf) + len(missing))
+            self._cdf = np.concatenate([self._cdf, np.cumsum(self._list_probs(missing), axis=1)])
+        cdf = self._cdf[self._slot[idx]]
         u = rng.random(len(idx))
         j = (cdf < u[:, None]).sum(axis=1)
-        j = np.minimum(j, self.list_len[idx] - 1)
-        return self.lists[idx, j].astype(np.int64)
+        lists = self.lists[idx]
+        j = np.minimum(j, (lists >= 0).sum(axis=1) - 1)  # never past the last entry of a short list
+        return lists[np.arange(len(idx)), j].astype(np.int64)
 
     def transition(self, x) -> np.ndarray:
         return self.transition_rows(np.asarray([self.index_of(x)]))[0]

@@ -21,9 +21,9 @@ watchdog process if the driver dies without shutting it down
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+import pickle
 import time
 import warnings
 from typing import Iterable, Iterator
@@ -43,16 +43,12 @@ class RaySanitizer:
     def __call__(self, batch):
         import pyarrow as pa
 
-        # one row per shard (lists of whole stream blocks), so a block never straddles two calls
-        res = [r for idx, txt in zip(batch.column("idx").to_pylist(), batch.column("text").to_pylist())
-               for r in sanitize_shard(self.mech, self.entropy, idx, txt)]
-        return pa.table({
-            "idx": pa.array([r.index for r in res], pa.int64()),
-            "text": pa.array([r.text for r in res], pa.string()),
-            "report": pa.array([None if r.report is None else json.dumps(r.report) for r in res], pa.string()),
-            "units": pa.array([r.units for r in res], pa.int64()),
-            "error": pa.array([r.error for r in res], pa.string()),
-        })
+        # one row per shard (lists of whole stream blocks), so a block never straddles two calls; a shard's
+        # results travel as one pickle, which writes the report's claim (one dict shared by every
+        # document) once instead of once per document
+        out = [pickle.dumps(sanitize_shard(self.mech, self.entropy, idx, txt), protocol=5)
+               for idx, txt in zip(batch.column("idx").to_pylist(), batch.column("text").to_pylist())]
+        return pa.table({"results": pa.array(out, pa.binary())})
 
 
 def start_ray(*, address: str | None = None, num_cpus: int | None = None, verbose: bool = False,
@@ -157,11 +153,11 @@ class RayEngine:
                 fn_constructor_kwargs={"job": self.job, "entropy": self.entropy},
                 max_restarts=0)  # a dead actor fails the run; restartable actors make Ray log an error line
         for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-            cols = {k: batch.column(k).to_pylist() for k in ("idx", "text", "report", "units", "error")}
-            for i, text, report, units, error in zip(*cols.values()):
-                if i != next(expected, None):
-                    raise RuntimeError(f"Ray returned document {i} out of order")
-                yield DocResult(i, text, None if report is None else json.loads(report), units, error)
+            for blob in batch.column("results").to_pylist():
+                for r in pickle.loads(blob):  # written by this run's own actors (as Ray's own transfers are)
+                    if r.index != next(expected, None):
+                        raise RuntimeError(f"Ray returned document {r.index} out of order")
+                    yield r
 
     def close(self) -> None:
         if self.owns_ray:

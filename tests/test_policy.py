@@ -146,3 +146,9 @@ def test_spacy_vocabulary_does_not_keep_private_words_for_ever():
     det.detect("Zyxqpt Wobblefrob met Quxxerina Plonkwhistle at Snarfle Lane in Blorptown.")
     assert "Plonkwhistle" not in det.nlp.vocab.strings
     assert [d.label for d in det.detect("Maria Gonzalez called.")] == ["PERSON"]
+
+
+def test_policy_names_follow_the_one_name_rule():
+    assert type(get_policy(" ALL ")) is type(get_policy("all"))
+    with pytest.raises(ParameterError, match="unknown policy 'all entities'"):
+        get_policy("all entities")

@@ -47,8 +47,9 @@ def test_mechanisms_lists_every_registered_mechanism_with_its_default_space(clie
 
     data = client.get("/api/mechanisms").json()
     got = {m["name"]: m["default_space"] for m in data["mechanisms"]}
-    per_unit = {name: cls.default_space for name, cls in MECHANISMS.items() if cls.default_space is not None}
-    assert got == per_unit and {"rantext", "santext", "cape"} <= set(got)
+    per_unit = {name: cls.default_space for name, cls in MECHANISMS.items() if cls.per_unit}
+    assert got == per_unit and {"rantext", "santext", "cape"} <= set(got) and "dp-prompt" not in got
+    assert all(space for space in got.values())  # a per-unit mechanism works over an embedding space
     assert data["oov"] == ["drop", "random", "keep"] and data["retention_epsilons"] == list(range(1, 17))
     contextual = {m["name"] for m in data["mechanisms"] if m["contextual"]}
     assert {"cape", "stencil"} <= contextual and not contextual & {"rantext", "santext", "custext", "noise-mapper"}

@@ -21,7 +21,7 @@ import numpy as np
 
 from dptext.attacks.scoring import normalize_unit, score
 from dptext.errors import DPTextError
-from dptext.mechanisms.spec import normalise_name
+from dptext.names import normalise_name
 
 __all__ = ["Attack", "Observed", "attack_class", "get_attack", "list_attacks", "normalize_unit", "observe",
            "observed_from_results", "register_attack"]

@@ -90,7 +90,7 @@ def mechanism_spec(name: str, epsilon: float | None, params: dict):
 @lru_cache(maxsize=16)
 def _mechanism(name: str, epsilon: float | None, params_json: str):
     from dptext.mechanisms.registry import MECHANISMS
-    from dptext.mechanisms.spec import normalise_name
+    from dptext.names import normalise_name
 
     if normalise_name(name) not in MECHANISMS:
         raise MissingPart(f"mechanism {name!r} is not registered")

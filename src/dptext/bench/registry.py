@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from dptext.mechanisms.spec import normalise_name
+from dptext.names import normalise_name
 
 MEASURES: dict[tuple[str, str], Callable] = {}
 

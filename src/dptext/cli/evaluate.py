@@ -84,6 +84,8 @@ def audit(
     spec = mechanism_spec(mechanism, eps, space=space, seed=seed, params=param)
     if not tolerance >= 0 or math.isinf(tolerance):
         raise DPTextError(f"invalid --tolerance {tolerance}: must be a finite number >= 0")
+    if not spec.cls.per_unit:  # checked before building (which may load a model)
+        raise DPTextError(f"{spec.cls.name}: a document-level mechanism; the per-unit audit does not apply")
     with progress_bar() as prog:
         mech = spec.build(progress=prog)
         if reference:

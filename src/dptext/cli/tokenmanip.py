@@ -93,7 +93,7 @@ def context_transition(
     # capabilities are declared on the class: checked before building (which may load a model)
     if not spec.cls.contextual:
         raise DPTextError(f"mechanism {mechanism!r} does not depend on context; use `dptext transition`")
-    if spec.cls.default_space is None:  # a document-level mechanism (DP-Prompt) has no row per unit
+    if not spec.cls.per_unit:  # a document-level mechanism (DP-Prompt) has no row per unit
         raise DPTextError(f"mechanism {mechanism!r} rewrites whole documents: it has no row per unit")
     with progress_bar() as prog:
         mech = spec.build(progress=prog)

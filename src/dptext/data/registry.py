@@ -23,6 +23,7 @@ from typing import Callable
 from dptext.data import builtin
 from dptext.data.base import Dataset, continuation_items
 from dptext.errors import DPTextError
+from dptext.names import normalise_name
 
 DATASETS: dict[str, Callable[[], Dataset]] = {
     "tweets": builtin.load_tweets,
@@ -40,7 +41,7 @@ FILE_SUFFIXES = (".txt", ".jsonl")
 
 def register_dataset(name: str, loader: Callable[[], Dataset], description: str = "") -> None:
     """Register ``loader`` (a no-argument callable returning a Dataset) under ``name``."""
-    key = name.strip().lower()
+    key = normalise_name(name)
     if not key or key in DATASETS and DATASETS[key] is not loader:
         raise DPTextError(f"dataset name {name!r} is empty or already taken")
     DATASETS[key] = loader
@@ -65,7 +66,7 @@ def get_dataset(name: str, *, progress=None) -> Dataset:
     possibly slow, load of a built-in set (the Wikipedia excerpt is parsed once, then cached).
     """
     key = str(name).strip()
-    low = key.lower()
+    low = normalise_name(key)
     if low in DATASETS:
         if low not in _LOADED:
             task = progress.add_task(f"loading dataset {low}", total=1) if progress is not None else None
@@ -73,7 +74,7 @@ def get_dataset(name: str, *, progress=None) -> Dataset:
             if task is not None:
                 progress.advance(task, 1)
         return _LOADED[low]
-    if low.endswith(FILE_SUFFIXES):
+    if key.lower().endswith(FILE_SUFFIXES):
         return load_file(key)
     raise DPTextError(f"unknown dataset {name!r}; known datasets: {', '.join(list_datasets())} "
                       f"(or give a .txt / .jsonl file)")

@@ -127,6 +127,9 @@ class Mechanism(ABC):
     contextual: ClassVar[bool] = False
     #: the mechanism states a differential-privacy claim
     dp: ClassVar[bool] = True
+    #: the mechanism replaces units one at a time (False: it rewrites whole documents, e.g. DP-Prompt,
+    #: so it has no per-unit row, audit or inspection)
+    per_unit: ClassVar[bool] = True
     #: mechanism-specific keyword options and their defaults (validated by the mechanism spec)
     params: ClassVar[dict] = {}
 

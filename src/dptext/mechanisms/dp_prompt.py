@@ -87,6 +87,7 @@ class DPPrompt(Mechanism):
 
     default_space: ClassVar[str | None] = None
     contextual: ClassVar[bool] = True
+    per_unit: ClassVar[bool] = False
     dp: ClassVar[bool] = True
     epsilon_alternatives: ClassVar[tuple] = ("temperature", "epsilon_token")  # options that fix ε instead
     params: ClassVar[dict] = {"max_tokens": 64, "clip_min": -10.0, "clip_max": 40.0, "temperature": None,

@@ -22,17 +22,13 @@ from typing import Any
 
 from dptext.errors import DPTextError, ParameterError, check_epsilon
 from dptext.mechanisms.registry import MECHANISMS
+from dptext.names import normalise_name
 
 COMMON = ("epsilon", "space", "oov", "digits", "punctuation", "seed")
 KEYS = ("mechanism", *COMMON, "options")
 LABELS = {"oov": "OOV", "digits": "digits", "punctuation": "punctuation"}
 CHOICES = {"oov": ("drop", "random", "keep"), "digits": ("random", "keep", "vocab"),
            "punctuation": ("keep", "perturb")}
-
-
-def normalise_name(name) -> str:
-    """``"SanText_Plus"``-style spellings to the registry key (``"santext-plus"``); not checked."""
-    return str(name).strip().lower().replace("_", "-")
 
 
 def mechanism_class(name) -> type:

@@ -205,15 +205,13 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
     if getattr(mech, "transition_samples", None) and not reference:
         raise DPTextError(f"{mech.name}: its transition is a Monte-Carlo estimate; the audit needs exact rows "
                           "(--reference still compares its sampler with the literal reference)")
+    if not mech.per_unit:
+        raise DPTextError(f"{mech.name}: a document-level mechanism; the per-unit audit does not apply")
     rng = np.random.default_rng(seed)
     claim = mech.privacy()
     kind = claim.kind
     extra: dict = {}
     if mech.contextual:
-        from dptext.mechanisms._contextual import ContextualMechanism
-
-        if not isinstance(mech, ContextualMechanism):
-            raise DPTextError(f"{mech.name}: a document-level mechanism; the per-unit audit does not apply")
         return _audit_contextual(mech, claim, pairs, samples, gof_units, tolerance, alpha, rng, contexts,
                                  reference, reference_samples, seed)
     units = mech.space.units

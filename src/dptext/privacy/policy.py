@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass
 
 from dptext.errors import ParameterError, PrivacyError
+from dptext.names import normalise_name
 from dptext.privacy import recognizers
 from dptext.privacy.detectors import (DEFAULT_SPACY_MODEL, SPACY_LABELS, WORDLIST_LABEL, SpacyDetector,
                                       WordList)
@@ -283,7 +284,7 @@ def get_policy(name="all", **options) -> Policy:
         if any(v is not None for v in options.values()):
             raise ParameterError("policy", "options apply to a policy name, not to a Policy object")
         return name
-    key = str(name if name is not None else "all").strip().lower()
+    key = normalise_name("all" if name is None else name)
     if key not in _CLASSES:
         raise ParameterError("policy", f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}")
     opts = {k: v for k, v in options.items() if v is not None}

@@ -97,7 +97,7 @@ def mechanism_list() -> list[dict]:
     out = []
     for name in sorted(MECHANISMS):
         cls = MECHANISMS[name]
-        if not engine.per_unit(cls):
+        if not cls.per_unit:
             continue
         doc = (cls.__doc__ or "").strip().splitlines()
         first = doc[0] if doc else name

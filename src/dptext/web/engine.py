@@ -20,7 +20,8 @@ import numpy as np
 
 from dptext.errors import DPTextError, ParameterError
 from dptext.mechanisms.base import Mechanism
-from dptext.mechanisms.spec import MechanismSpec, declared_params, mechanism_class, normalise_name
+from dptext.mechanisms.spec import MechanismSpec, declared_params, mechanism_class
+from dptext.names import normalise_name
 from dptext.spaces import list_spaces
 
 MAX_TEXT_CHARS = 20_000  # the page says so when a paste is longer
@@ -66,7 +67,7 @@ class Settings:
             raise WebError(f"unknown space {space!r}; choose one of {', '.join(list_spaces())}", field="space")
         settings = cls(normalise_name(body.get("mechanism") or "rantext"), eps, space, body.get("oov") or "drop")
         settings.spec()  # validates the rest
-        if not per_unit(mechanism_class(settings.mechanism)):
+        if not mechanism_class(settings.mechanism).per_unit:
             raise WebError(f"{settings.mechanism} rewrites whole documents; the playground shows per-unit "
                            "mechanisms (use `dptext perturb` for it)", field="mechanism")
         return settings
@@ -82,11 +83,6 @@ class Settings:
 
     def at(self, epsilon: float) -> "Settings":
         return Settings(self.mechanism, float(epsilon), self.space, self.oov)
-
-
-def per_unit(cls) -> bool:
-    """A mechanism of units over an embedding space (a document-level one has no default space)."""
-    return cls.default_space is not None
 
 
 def build(settings: Settings) -> Mechanism:

@@ -93,15 +93,18 @@ def measure(src: str, name: str, space: str, n_units: int, repeat: int) -> dict:
 
 
 def cache_sizes() -> dict:
-    from dptext.cache import cache_dir
+    """Bytes on disk per space, live entries only: the space's arrays and its neighbour table (entries
+    left by other versions or settings under other keys are not counted)."""
+    from dptext.spaces import get_space
+    from dptext.spaces.neighbours import table_paths
 
-    root = cache_dir()
     sizes: dict = {}
-    for p in root.rglob("*.np[yz]"):
-        rel = p.relative_to(root / "spaces").as_posix() if p.is_relative_to(root / "spaces") else p.name
-        for space in ("cl100k-11k", "glove-50d", "smollm2", "minilm-wordpiece"):
-            if rel.startswith(space):
-                sizes[space] = sizes.get(space, 0) + p.stat().st_size
+    for name in ("cl100k-11k", "glove-50d", "smollm2", "minilm-wordpiece"):
+        space = get_space(name)
+        if not space.is_cached():
+            continue
+        files = list(space.cache_path.iterdir()) + table_paths(space)
+        sizes[name] = sum(f.stat().st_size for f in files)
     return sizes
 
 

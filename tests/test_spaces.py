@@ -1,5 +1,7 @@
 """Embedding spaces (SPEC 0): construction, caching, segmentation."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -149,3 +151,21 @@ def test_cl100k_rank_cache_rebuilds_tiktokens_own_encoding(tmp_path, monkeypatch
     for text in TEXTS + ["naïve café — 東京 🎉 <|endoftext|> don't  \n\n x" * 3]:
         assert ours.encode(text, disallowed_special=()) == theirs.encode(text, disallowed_special=())
     assert first == again
+
+
+def test_cl100k_token_table_gives_the_pieces_of_the_byte_decoder():
+    import gensim
+
+    from dptext.spaces.cl100k import cl100k, decode_pieces, token_texts
+
+    enc = cl100k()
+    lee = (Path(gensim.__file__).parent / "test" / "test_data" / "lee_background.cor").read_text("utf-8")
+    texts = TEXTS + [lee[:20000], "naïve café — 東京 🎉🎉 \u200b\ufeff x", "日本語のテキスト。絵文字👩‍👩‍👧"]
+    split = 0
+    for text in texts:
+        ids = enc.encode(text, disallowed_special=())
+        want = decode_pieces([enc.decode_single_token_bytes(i) for i in ids])
+        assert token_texts(enc, ids) == want
+        assert "".join(want) == text
+        split += len(want) < len(ids)  # some character spans tokens: the fallback ran
+    assert split >= 1

@@ -33,7 +33,6 @@ from __future__ import annotations
 import numpy as np
 
 MAX_REPS = 512  # proposals per remaining occurrence and round
-SMALL = 2048  # calls with at most this many occurrences make 4 proposals each from the first round (fewer rounds)
 PROPOSALS = {"n": 0}  # proposals made (diagnostics for benchmarks)
 
 
@@ -149,7 +148,7 @@ def sample_ball(space, table, x: np.ndarray, c: np.ndarray, rng: np.random.Gener
         rounds += 1
         # once few occurrences are left, give each several proposals per round and keep the first
         # accepted one (a prefix of the same i.i.d. proposal sequence, so the law is unchanged)
-        reps = int(min(MAX_REPS, max(1 if n > SMALL else 4, n // (2 * len(todo)))))
+        reps = int(min(MAX_REPS, max(1, n // (2 * len(todo)))))
         occ = np.repeat(todo, reps)
         m = len(occ)
         PROPOSALS["n"] += m

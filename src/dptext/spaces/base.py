@@ -22,6 +22,9 @@ from dptext.errors import DPTextError
 from dptext.text import Segmentation
 
 
+PAIR_CHUNK = 512  # pairs per block in pair_distances
+
+
 class EmbeddingSpace(ABC):
     #: registry name, e.g. ``"glove-50d"``
     name: str = ""
@@ -220,7 +223,10 @@ class EmbeddingSpace(ABC):
         x = np.asarray(x, dtype=np.int64)
         t = np.asarray(t, dtype=np.int64)
         e = self.embeddings
-        dot = np.einsum("ij,ij->i", e[x], e[t], dtype=np.float64)
+        dot = np.empty(len(x))
+        for a in range(0, len(x), PAIR_CHUNK):  # small blocks: no large temporaries (row values are unchanged)
+            dot[a : a + PAIR_CHUNK] = np.einsum("ij,ij->i", e[x[a : a + PAIR_CHUNK]], e[t[a : a + PAIR_CHUNK]],
+                                                dtype=np.float64)
         d2 = self.sq_norms64[x] + self.sq_norms64[t] - 2.0 * dot
         d = np.sqrt(np.maximum(d2, 0.0)).astype(np.float32)
         d[x == t] = 0.0

@@ -88,6 +88,25 @@ def decode_pieces(token_bytes: list[bytes]) -> list[str]:
     return out
 
 
+_TEXT_OF: dict[int, str | None] = {}  # token id -> its text, None when its bytes are not UTF-8 alone
+
+
+def token_texts(enc, ids: list[int]) -> list[str]:
+    """Decoded pieces of ``ids``: each token's text from a per-process table when every token is valid
+    UTF-8 on its own (the usual case), else :func:`decode_pieces` over the bytes (a character split
+    across tokens); both give the same pieces."""
+    text_of = _TEXT_OF
+    for i in {i for i in ids if i not in text_of}:
+        try:
+            text_of[i] = enc.decode_single_token_bytes(i).decode("utf-8")
+        except UnicodeDecodeError:
+            text_of[i] = None
+    texts = [text_of[i] for i in ids]
+    if None in texts:
+        return decode_pieces([enc.decode_single_token_bytes(i) for i in ids])
+    return texts
+
+
 class Cl100kSpace(EmbeddingSpace):
     name = "cl100k-11k"
     description = "cl100k_base tokens, first 11,000 ASCII-letter units, all-MiniLM-L6-v2 text embeddings (InferDPT)"
@@ -133,7 +152,4 @@ class Cl100kSpace(EmbeddingSpace):
 
     def segment(self, text: str) -> Segmentation:
         enc = cl100k()
-        ids = enc.encode(text, disallowed_special=())
-        batch = getattr(enc, "decode_tokens_bytes", None)
-        raw = batch(ids) if batch is not None else [enc.decode_single_token_bytes(t) for t in ids]
-        return split_leading_ws(decode_pieces(raw))
+        return split_leading_ws(token_texts(enc, enc.encode(text, disallowed_special=())))

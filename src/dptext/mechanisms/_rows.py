@@ -120,7 +120,9 @@ def sample_ball(space, table, x: np.ndarray, c: np.ndarray, rng: np.random.Gener
         far_on = np.full(n, not table.full)
     else:
         r32 = np.asarray(radius, dtype=np.float32)
-        k_in = gather_searchsorted(table.dist, x, r32, near)
+        k_in = near.copy()  # a radius at or beyond the edge holds the whole near part (every entry is < edge)
+        short = np.flatnonzero(r32 < table.edge[x])
+        k_in[short] = gather_searchsorted(table.dist, x[short], r32[short], near[short])
         radius = r32.astype(np.float64)  # one comparison value for the near and far parts
         far_on = radius > edge
     s_ref = np.zeros(n) if s_ref is None else s_ref

@@ -236,3 +236,26 @@ def test_bom_crlf_and_blank_lines_are_not_records(tmp_path):
     summary = sanitize_corpus(src, tmp_path / "bom_out.jsonl", **MECH, workers=1, seed=0)
     assert (summary["documents"], summary["rejected"], summary["blank_lines"]) == (2, 0, 1)
     assert [r["id"] for r in _read_jsonl(tmp_path / "bom_out.jsonl")] == [1, 2]
+
+
+def test_jsonl_lines_are_exactly_json_dumps_of_the_record_with_its_report(tmp_path):
+    """The writer encodes the shared claim once; every line must still equal the plain encoding,
+    also when the text holds the writer's internal marker or the record already has the field."""
+    import json
+
+    from dptext.batch.output import JsonlWriter
+    from dptext.mechanisms import get_mechanism
+
+    m = get_mechanism("rantext", epsilon=3.0, seed=0, oov="keep")
+    mark = "\x00dptext-claim\x00"
+    reports = [m.perturb(t).privacy for t in ("The doctor said so.", f"Zzyzx {mark} went", 'naïve 😀 "q" \\')]
+    rows = [{"id": 1, "text": f"a {mark} b"}, {"text": "x", "privacy_report": 3, "meta": {"k": [1]}}, {},
+            {"id": 2, "text": "plain"}]
+    w = JsonlWriter(tmp_path / "out.jsonl", "privacy_report")
+    want = []
+    for row in rows:
+        for rep in reports + [{"claim": {"a": mark}, "kept_units": [mark]}]:
+            w.write(row, rep)
+            want.append(json.dumps({**row, "privacy_report": rep}, ensure_ascii=False))
+    w.commit()
+    assert (tmp_path / "out.jsonl").read_text("utf-8").splitlines() == want

@@ -30,17 +30,20 @@ SHOW_REJECTS = 20  # reject messages printed on stderr; the rest only go to the 
 
 
 def make_engine(name: str, job: BatchJob, entropy: int, *, workers: int | None, ray_address: str | None,
-                shard_size: int, verbose: bool = False):
+                shard_size: int | None = None, verbose: bool = False):
+    """Engine ``name``; ``shard_size`` None takes the engine's own default (Ray's tasks carry fixed costs,
+    so it sends larger shards)."""
+    kw = {} if shard_size is None else {"shard_size": shard_size}
     if name == "local":
         from dptext.batch.engines import LocalEngine
 
-        return LocalEngine(job, entropy, workers=workers or os.cpu_count() or 1, shard_size=shard_size)
+        return LocalEngine(job, entropy, workers=workers or os.cpu_count() or 1, **kw)
     if name == "ray":
         from dptext.batch.ray_engine import RayEngine
 
         if workers is None and not ray_address:
             workers = os.cpu_count() or 1
-        return RayEngine(job, entropy, workers=workers, address=ray_address, shard_size=shard_size, verbose=verbose)
+        return RayEngine(job, entropy, workers=workers, address=ray_address, verbose=verbose, **kw)
     raise ParameterError("engine", f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
 
 
@@ -65,7 +68,7 @@ def make_job(mechanism: str, epsilon, space: str | None, options: dict | None, p
 def sanitize_corpus(input_path, output_path, *, mechanism: str, epsilon: float, space: str | None = None,
                     options: dict | None = None, text_field: str = "text", report_field: str = "privacy_report",
                     engine: str = "local", workers: int | None = None, ray_address: str | None = None,
-                    seed: int | None = None, rejects: str | None = None, shard_size: int = 256,
+                    seed: int | None = None, rejects: str | None = None, shard_size: int | None = None,
                     policy: dict | None = None, progress=None, log=None, verbose: bool = False) -> dict:
     """Sanitize every document of a JSONL/Parquet corpus; return the run summary.
 
@@ -78,7 +81,7 @@ def sanitize_corpus(input_path, output_path, *, mechanism: str, epsilon: float, 
     job = make_job(mechanism, epsilon, space, options, policy)
     if workers is not None and workers < 1:
         raise ParameterError("workers", f"invalid workers {workers}: must be >= 1")
-    if shard_size < 1:
+    if shard_size is not None and shard_size < 1:
         raise ParameterError("shard_size", f"invalid shard size {shard_size}: must be >= 1")
     entropy = root_entropy(seed)
     reader = CorpusReader(input_path, text_field, report_field)

@@ -96,7 +96,7 @@ class RayEngine:
     name = "ray"
 
     def __init__(self, job: BatchJob, entropy: int, *, workers: int | None = None, address: str | None = None,
-                 shard_size: int = 256, window: int = 200_000, verbose: bool = False):
+                 shard_size: int = 2048, window: int = 200_000, verbose: bool = False):
         self.job, self.entropy = job, entropy
         self.workers, self.address = workers, address
         self.shard_size, self.window = max(1, int(shard_size)), max(1, int(window))

@@ -40,7 +40,9 @@ def sanitize_corpus(
     space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
     oov: str = typer.Option("drop", "--oov", help="Out-of-vocabulary units: drop | random | keep."),
     digits: str = typer.Option("random", "--digits", help="Digit-only units: random | keep | vocab."),
-    shard_size: int = typer.Option(256, "--shard-size", min=1, help="Documents per task sent to a worker."),
+    shard_size: Optional[int] = typer.Option(None, "--shard-size", min=1,
+                                             help="Documents per task sent to a worker (default: 256 on the "
+                                                  "local engine, 2048 on Ray, whose tasks carry fixed costs)."),
     policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
     entity_types: Optional[str] = typer.Option(None, "--entity-types", help=ENTITY_TYPES_HELP),
     entity_epsilon: Optional[float] = typer.Option(None, "--entity-epsilon", help=ENTITY_EPSILON_HELP),

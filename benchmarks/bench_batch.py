@@ -39,7 +39,7 @@ import threading
 import time
 from pathlib import Path
 
-WORKER_MARKS = (b"multiprocessing", b"ray::MapWorker", b"RaySanitizer")
+WORKER_MARKS = (b"multiprocessing", b"RaySanitizer")
 
 
 def _descendants(root: int) -> list[int]:

@@ -151,7 +151,7 @@ def test_ray_engine_windows_and_existing_cluster(corpus, ray_local, tmp_path):
     items = [(i, r["text"]) for i, r in enumerate(corpus["rows"][:70])]
     with LocalEngine(job, 99, workers=1, shard_size=8) as eng:
         want = [(r.index, r.text, r.units) for r in eng.run(items)]
-    with RayEngine(job, 99, workers=2, shard_size=8, window=40) as eng:  # two Ray Datasets
+    with RayEngine(job, 99, workers=2, shard_size=8) as eng:  # 9 shards over 2 actors, 4 in flight
         assert not eng.owns_ray  # the running Ray is reused, not shut down
         got = [(r.index, r.text, r.units) for r in eng.run(items)]
     assert got == want
@@ -259,3 +259,17 @@ def test_jsonl_lines_are_exactly_json_dumps_of_the_record_with_its_report(tmp_pa
             want.append(json.dumps({**row, "privacy_report": rep}, ensure_ascii=False))
     w.commit()
     assert (tmp_path / "out.jsonl").read_text("utf-8").splitlines() == want
+
+
+def test_ray_actor_that_cannot_build_its_mechanism_raises_the_error_itself(ray_local):
+    """An actor's build error reaches the driver as the library error (one line in the CLI), not as
+    Ray's "the actor died" report."""
+    from dptext.errors import DPTextError
+
+    class Unbuildable(BatchJob):  # defined here: Ray ships it to the actors by value
+        def build(self):
+            raise DPTextError("space x cannot be built on this node")
+
+    with pytest.raises(DPTextError, match=r"^space x cannot be built on this node$"):
+        with RayEngine(Unbuildable(MechanismSpec(mechanism="rantext", epsilon=3.0)), 1, workers=2) as eng:
+            list(eng.run([(0, "one"), (1, "two")]))

@@ -186,7 +186,7 @@ def test_ray_run_is_quiet_and_kill_9_of_the_driver_leaves_no_ray_process(tmp_pat
                             env={**os.environ, "DPTEXT_TEST_TAG": tag})
 
     def ray_workers_up():
-        return any(_cmdline(pid).startswith(b"ray::MapWorker") for pid in tagged_processes(tag))
+        return any(_cmdline(pid).startswith(b"ray::RaySanitizer") for pid in tagged_processes(tag))
 
     try:
         assert _wait_for(ray_workers_up, 400, proc), "Ray never started its workers"

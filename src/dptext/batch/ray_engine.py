@@ -1,22 +1,29 @@
-"""Engine ``ray``: Ray Data ``map_batches`` with one stateful sanitizer per actor.
+"""Engine ``ray``: one stateful sanitizer actor per CPU, shards dispatched in order.
 
-The driver cuts the (index, text) stream into windows of ``window`` documents;
-each window becomes a Ray Dataset of Arrow blocks of ``shard_size`` rows,
-mapped by a pool of ``workers`` actors of :class:`RaySanitizer` (one CPU
-each). An actor builds the mechanism once, on a memory-mapped copy of the
-cached space (built from installed assets on a node that has no cache), and
-then sanitizes every batch it is given. The per-document stream rule of
-:mod:`dptext.batch.sanitize` makes the output identical to engine ``local``
-at the same seed. ``preserve_order`` keeps results in input order; the driver
-checks it. Only (index, text) pairs travel through Ray; the other fields stay
-with the driver, which bounds its memory by the window.
+The driver cuts the (index, text) stream into shards of ``shard_size``
+documents (whole stream blocks) and sends them round-robin to ``workers``
+actors of :class:`RaySanitizer` (one CPU each), with at most two shards per
+actor in flight, so the driver's memory is bounded however long the corpus.
+An actor builds the mechanism once (the space's cached arrays and tables are
+memory-mapped; a node without a cache builds them from installed assets) and
+then sanitizes every shard it is given; a shard's results come back as one
+pickle. Results are taken in submission order and the driver checks the
+document order. The per-document stream rule of :mod:`dptext.batch.sanitize`
+makes the output identical to engine ``local`` at the same seed. Only
+(index, text) pairs travel through Ray; the other fields stay with the driver.
+
+Plain actors rather than Ray Data: the dataset executor's planning, block
+bookkeeping and polling cost more than the sanitization itself on small
+machines (100,000 Lee sentences on 2 CPUs: 84k units/s end to end through
+``map_batches``, see ``benchmarks/bench_batch.py`` for the actor figures).
 
 Ray is started by :meth:`RayEngine.start` (``num_cpus=workers``, no
 dashboard) unless it is already running in this process or ``address``
 names an existing cluster (whose nodes must have dptext installed); it is
 shut down again only if this engine started it, and then also torn down by a
 watchdog process if the driver dies without shutting it down
-(:mod:`dptext.batch.ray_watchdog`).
+(:mod:`dptext.batch.ray_watchdog`). A run on an existing cluster kills its
+own actors when it ends.
 """
 
 from __future__ import annotations
@@ -25,30 +32,34 @@ import logging
 import os
 import pickle
 import time
-import warnings
+from collections import deque
 from typing import Iterable, Iterator
 
 from dptext.batch.engines import shards
 from dptext.batch.sanitize import BatchJob, DocResult, sanitize_shard
 from dptext.errors import DPTextError
 
+IN_FLIGHT_PER_WORKER = 2  # shards queued per actor: one running, one ready to start
+
 
 class RaySanitizer:
-    """Stateful Ray Data callable: mechanism loaded once per actor, then one call per batch."""
+    """The actor: mechanism loaded once, then one call per shard."""
 
     def __init__(self, job: BatchJob, entropy: int):
-        self.mech = job.build()
+        # an exception escaping an actor's constructor reaches the driver only as "the actor died":
+        # keep it for the calls, which re-raise it as itself
+        self.mech, self.error = None, None
+        try:
+            self.mech = job.build()
+        except Exception as exc:  # noqa: BLE001 (re-raised by every call)
+            self.error = exc
         self.entropy = entropy
 
-    def __call__(self, batch):
-        import pyarrow as pa
-
-        # one row per shard (lists of whole stream blocks), so a block never straddles two calls; a shard's
-        # results travel as one pickle, which writes the report's claim (one dict shared by every
-        # document) once instead of once per document
-        out = [pickle.dumps(sanitize_shard(self.mech, self.entropy, idx, txt), protocol=5)
-               for idx, txt in zip(batch.column("idx").to_pylist(), batch.column("text").to_pylist())]
-        return pa.table({"results": pa.array(out, pa.binary())})
+    def run(self, indices: list[int], texts: list) -> bytes:
+        if self.error is not None:
+            raise self.error
+        # one pickle per shard: the report's claim (one dict shared by every document) is written once
+        return pickle.dumps(sanitize_shard(self.mech, self.entropy, indices, texts), protocol=5)
 
 
 def start_ray(*, address: str | None = None, num_cpus: int | None = None, verbose: bool = False,
@@ -80,26 +91,15 @@ def start_ray(*, address: str | None = None, num_cpus: int | None = None, verbos
     return True
 
 
-def quiet_data_context():
-    from ray.data import DataContext
-
-    ctx = DataContext.get_current()
-    ctx.execution_options.preserve_order = True
-    ctx.enable_progress_bars = False
-    ctx.print_on_execution_start = False
-    ctx.enable_auto_log_stats = False
-    logging.getLogger("ray.data").setLevel(logging.ERROR)  # e.g. "progress bars disabled"
-    return ctx
-
-
 class RayEngine:
     name = "ray"
 
     def __init__(self, job: BatchJob, entropy: int, *, workers: int | None = None, address: str | None = None,
-                 shard_size: int = 2048, window: int = 200_000, verbose: bool = False):
+                 shard_size: int = 2048, verbose: bool = False):
         self.job, self.entropy = job, entropy
         self.workers, self.address = workers, address
-        self.shard_size, self.window = max(1, int(shard_size)), max(1, int(window))
+        self.shard_size = max(1, int(shard_size))
+        self.actors: list = []
         self.owns_ray = False
         self.verbose = verbose
         self.reaper = None
@@ -121,45 +121,41 @@ class RayEngine:
                                   reaper=self.reaper)
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        quiet_data_context()
+        actor = ray.remote(num_cpus=1, max_restarts=0)(RaySanitizer)  # a dead actor fails the run
+        self.actors = [actor.remote(self.job, self.entropy) for _ in range(self.workers)]
         self.startup_seconds = time.perf_counter() - t0
         return self
 
     def run(self, items: Iterable[tuple[int, str]]) -> Iterator[DocResult]:
-        window: list[tuple[list[int], list[str]]] = []
-        n = 0
-        for shard in shards(items, self.shard_size):
-            window.append(shard)
-            n += len(shard[0])
-            if n >= self.window:
-                yield from self._run_window(window)
-                window, n = [], 0
-        if window:
-            yield from self._run_window(window)
+        inflight: deque = deque()
+        for k, (idx, txt) in enumerate(shards(items, self.shard_size)):
+            if len(inflight) >= IN_FLIGHT_PER_WORKER * len(self.actors):
+                yield from self._collect(*inflight.popleft())
+            inflight.append((idx, self.actors[k % len(self.actors)].run.remote(idx, txt)))
+        while inflight:
+            yield from self._collect(*inflight.popleft())
 
-    def _run_window(self, window) -> Iterator[DocResult]:
-        import pyarrow as pa
-        import ray.data
+    def _collect(self, indices: list[int], ref) -> Iterator[DocResult]:
+        import ray
 
-        tables = [pa.table({"idx": pa.array([i], pa.list_(pa.int64())), "text": pa.array([t], pa.list_(pa.string()))})
-                  for i, t in window]
-        expected = iter([i for idx, _ in window for i in idx])
-        with warnings.catch_warnings():
-            # max_restarts has no named parameter in this Ray; passing it through **ray_remote_args warns
-            warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
-            ds = ray.data.from_arrow(tables).map_batches(
-                RaySanitizer, batch_size=1, batch_format="pyarrow",
-                compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(tables))), num_cpus=1,
-                fn_constructor_kwargs={"job": self.job, "entropy": self.entropy},
-                max_restarts=0)  # a dead actor fails the run; restartable actors make Ray log an error line
-        for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-            for blob in batch.column("results").to_pylist():
-                for r in pickle.loads(blob):  # written by this run's own actors (as Ray's own transfers are)
-                    if r.index != next(expected, None):
-                        raise RuntimeError(f"Ray returned document {r.index} out of order")
-                    yield r
+        try:
+            results = pickle.loads(ray.get(ref))  # written by this run's own actors (as Ray's own transfers are)
+        except ray.exceptions.RayTaskError as exc:  # the actor's own exception, e.g. a space it cannot build
+            cause = getattr(exc, "cause", None)
+            raise (cause if isinstance(cause, Exception) else exc.as_instanceof_cause()) from None
+        except ray.exceptions.RayActorError as exc:
+            raise DPTextError(f"a Ray worker stopped: {str(exc).splitlines()[0]}") from None
+        if [r.index for r in results] != list(indices):
+            raise RuntimeError("Ray returned documents out of order")
+        yield from results
 
     def close(self) -> None:
+        if self.actors and not self.owns_ray:  # on a cluster that outlives this run: stop its actors
+            import ray
+
+            for a in self.actors:
+                ray.kill(a)
+        self.actors = []
         if self.owns_ray:
             import ray
 

@@ -26,7 +26,7 @@ def sanitize_corpus(
     text_field: str = typer.Option("text", "--text-field", help="Field holding the document text."),
     report_field: str = typer.Option("privacy_report", "--report-field",
                                      help="New field/column for each document's privacy report."),
-    engine: str = typer.Option("local", "--engine", help="local (worker processes) | ray (Ray Data)."),
+    engine: str = typer.Option("local", "--engine", help="local (worker processes) | ray (Ray actors)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1,
                                           help="Worker processes / Ray actors (default: CPU count)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address",

@@ -51,6 +51,22 @@ def _ready(_) -> int:
     return os.getpid()
 
 
+IN_FLIGHT_PER_WORKER = 2  # shards queued per worker: one running, one ready to start
+
+
+def in_order(shard_iter, submit, collect, in_flight: int) -> Iterator[DocResult]:
+    """Shards submitted as they come (``submit(k, indices, texts)`` for the k-th), at most ``in_flight``
+    pending at a time, and their results (``collect(pending)``, a list of DocResult) yielded in
+    submission order: the driver's memory stays bounded on corpora of any length."""
+    pending: deque = deque()
+    for k, (idx, txt) in enumerate(shard_iter):
+        if len(pending) >= in_flight:
+            yield from collect(pending.popleft())
+        pending.append(submit(k, idx, txt))
+    while pending:
+        yield from collect(pending.popleft())
+
+
 def shards(items: Iterable[tuple[int, str]], size: int) -> Iterator[tuple[list[int], list[str]]]:
     """Consecutive records in shards of whole stream blocks: a shard spans ``size`` record positions rounded
     up to a multiple of ``STREAM_BLOCK`` and starts on a multiple of it (fewer rows where records were
@@ -115,13 +131,9 @@ class LocalEngine:
             for idx, txt in shards(items, self.shard_size):
                 yield from _run_shard(idx, txt)
             return
-        pending: deque = deque()
-        for idx, txt in shards(items, self.shard_size):
-            pending.append(self.pool.apply_async(_run_shard, (idx, txt)))
-            if len(pending) >= 2 * self.workers:
-                yield from pending.popleft().get()
-        while pending:
-            yield from pending.popleft().get()
+        yield from in_order(shards(items, self.shard_size),
+                            lambda k, idx, txt: self.pool.apply_async(_run_shard, (idx, txt)),
+                            lambda job: job.get(), IN_FLIGHT_PER_WORKER * self.workers)
 
     def close(self) -> None:
         if self.pool is not None:

@@ -32,14 +32,11 @@ import logging
 import os
 import pickle
 import time
-from collections import deque
 from typing import Iterable, Iterator
 
-from dptext.batch.engines import shards
+from dptext.batch.engines import IN_FLIGHT_PER_WORKER, in_order, shards
 from dptext.batch.sanitize import BatchJob, DocResult, sanitize_shard
 from dptext.errors import DPTextError
-
-IN_FLIGHT_PER_WORKER = 2  # shards queued per actor: one running, one ready to start
 
 
 class RaySanitizer:
@@ -127,17 +124,15 @@ class RayEngine:
         return self
 
     def run(self, items: Iterable[tuple[int, str]]) -> Iterator[DocResult]:
-        inflight: deque = deque()
-        for k, (idx, txt) in enumerate(shards(items, self.shard_size)):
-            if len(inflight) >= IN_FLIGHT_PER_WORKER * len(self.actors):
-                yield from self._collect(*inflight.popleft())
-            inflight.append((idx, self.actors[k % len(self.actors)].run.remote(idx, txt)))
-        while inflight:
-            yield from self._collect(*inflight.popleft())
+        actors = self.actors
+        yield from in_order(shards(items, self.shard_size),
+                            lambda k, idx, txt: (idx, actors[k % len(actors)].run.remote(idx, txt)),
+                            self._collect, IN_FLIGHT_PER_WORKER * len(actors))
 
-    def _collect(self, indices: list[int], ref) -> Iterator[DocResult]:
+    def _collect(self, pending) -> list[DocResult]:
         import ray
 
+        indices, ref = pending
         try:
             results = pickle.loads(ray.get(ref))  # written by this run's own actors (as Ray's own transfers are)
         except ray.exceptions.RayTaskError as exc:  # the actor's own exception, e.g. a space it cannot build
@@ -147,7 +142,7 @@ class RayEngine:
             raise DPTextError(f"a Ray worker stopped: {str(exc).splitlines()[0]}") from None
         if [r.index for r in results] != list(indices):
             raise RuntimeError("Ray returned documents out of order")
-        yield from results
+        return results
 
     def close(self) -> None:
         if self.actors and not self.owns_ray:  # on a cluster that outlives this run: stop its actors

@@ -264,9 +264,9 @@ class Mechanism(ABC):
         d_idx = self.space.lookup_many(keys)
         mask = self.input_mask
         d_reason = []
-        policy_of, pass_through = self._policy_of, self.pass_through
+        policy_of = self._policy_of
         for t, i in zip(keys, d_idx.tolist()):
-            reason = pass_through(t) if t.isalpha() else policy_of(t)  # letters: never punctuation or digits
+            reason = policy_of(t)
             d_reason.append(reason if reason is not None else (None if i >= 0 and mask[i] else "oov"))
         code_of = dict(zip(keys, range(len(keys))))
         codes = np.fromiter(map(code_of.__getitem__, texts), dtype=np.int64, count=n)
@@ -309,6 +309,8 @@ class Mechanism(ABC):
 
     def _policy_of(self, t: str) -> str | None:
         """Why unit ``t`` bypasses the sampler ("punctuation", "digits", "digits!", a subclass reason), or None."""
+        if t.isalpha():  # letters are never punctuation or digits
+            return self.pass_through(t)
         if self.punctuation == "keep" and is_punctuation(t):
             return "punctuation"
         if self.digits != "vocab" and is_digits(t):

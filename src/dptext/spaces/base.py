@@ -138,10 +138,7 @@ class EmbeddingSpace(ABC):
     def lookup_many(self, units) -> np.ndarray:
         """Indices of many units (-1 where out of vocabulary): a binary search in the cached sorted
         vocabulary, so no per-process dictionary of V has to be built first."""
-        if type(self).key is EmbeddingSpace.key:
-            keys = [u.lower() for u in units] if self.case_insensitive else list(units)
-        else:
-            keys = list(map(self.key, units))
+        keys = list(map(self.key, units))
         if not keys:
             return np.empty(0, dtype=np.int64)
         if "\x00" in "".join(keys):  # fixed-width numpy strings drop trailing NULs: compare as str

@@ -10,9 +10,9 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
 import string
-import importlib.util
 from pathlib import Path
 
 PUNCTUATION = frozenset(string.punctuation)

@@ -9,8 +9,8 @@ spacing and ``join_units(split) == text`` always holds.
 from __future__ import annotations
 
 import re
-from itertools import repeat
 from dataclasses import dataclass
+from itertools import repeat
 from typing import NamedTuple
 
 # letters (any script), digit runs, or one other non-space character

@@ -76,7 +76,7 @@ def audit(
     finite over all inputs, the sampler against its rows, and with --reference the sampler against
     the paper's algorithm transcribed literally."""
     from dptext.cli._common import mechanism_spec
-    from dptext.privacy.audit import audit_mechanism
+    from dptext.privacy.audit import audit_mechanism, require_per_unit
 
     eps = check_epsilon(epsilon)
     if pairs < 1 or samples < 1 or gof_units < 0 or reference_samples < 1:
@@ -84,8 +84,7 @@ def audit(
     spec = mechanism_spec(mechanism, eps, space=space, seed=seed, params=param)
     if not tolerance >= 0 or math.isinf(tolerance):
         raise DPTextError(f"invalid --tolerance {tolerance}: must be a finite number >= 0")
-    if not spec.cls.per_unit:  # checked before building (which may load a model)
-        raise DPTextError(f"{spec.cls.name}: a document-level mechanism; the per-unit audit does not apply")
+    require_per_unit(spec.cls)  # checked before building (which may load a model)
     with progress_bar() as prog:
         mech = spec.build(progress=prog)
         if reference:

@@ -192,6 +192,12 @@ def _unrestricted_judged(claim) -> bool:
     return claim.kind != "none" and claim.details.get("set") == "all of V" and claim.bound is not None
 
 
+def require_per_unit(cls) -> None:
+    """Refuse a document-level mechanism class (no per-unit rows to audit); checkable before building."""
+    if not cls.per_unit:
+        raise DPTextError(f"{cls.name}: a document-level mechanism; the per-unit audit does not apply")
+
+
 def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: int = 3, tolerance: float = 1e-6,
                     alpha: float = 1e-3, mixture_pairs: int | None = None, seed: int | None = None,
                     progress=None, contexts: list[str] | None = None, reference: bool = False,
@@ -205,8 +211,7 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
     if getattr(mech, "transition_samples", None) and not reference:
         raise DPTextError(f"{mech.name}: its transition is a Monte-Carlo estimate; the audit needs exact rows "
                           "(--reference still compares its sampler with the literal reference)")
-    if not mech.per_unit:
-        raise DPTextError(f"{mech.name}: a document-level mechanism; the per-unit audit does not apply")
+    require_per_unit(type(mech))
     rng = np.random.default_rng(seed)
     claim = mech.privacy()
     kind = claim.kind

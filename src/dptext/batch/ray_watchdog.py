@@ -17,8 +17,11 @@ a small watchdog process before Ray:
   included; the watchdog then sends SIGTERM to every marked process, waits
   ``grace`` seconds, and sends SIGKILL to the rest.
 
-On a normal run the driver shuts Ray down itself and then closes the pipe, so
-the watchdog finds nothing (or the odd straggler) and exits.
+On a normal run the driver shuts Ray down itself, writes ``CLEAN`` and closes
+the pipe, so the watchdog sweeps once, finds nothing (or the odd straggler)
+and exits. After a driver died it keeps sweeping until nothing marked has been
+seen for ``SETTLE`` seconds: a driver killed early in Ray's start-up leaves
+agents that the raylet was still launching.
 
 Linux only (``/proc``); elsewhere the watchdog is not started.
 """
@@ -34,6 +37,8 @@ import time
 from pathlib import Path
 
 MARKER_VAR = "DPTEXT_RAY_OWNER"
+CLEAN = b"shutdown"  # written by the driver before it closes the pipe after ray.shutdown()
+SETTLE = 2.0  # after a driver died: nothing marked for this long before the watchdog stops sweeping
 
 
 def marked_processes(marker: str) -> list[int]:
@@ -102,7 +107,11 @@ class RayReaper:
         if self.proc is None:
             return
         try:
-            self.proc.stdin.close()
+            try:
+                self.proc.stdin.write(CLEAN)  # an orderly end: Ray is shut down, one sweep is enough
+                self.proc.stdin.close()
+            except OSError:  # the watchdog is already gone
+                pass
             self.proc.wait(timeout=wait)
         except subprocess.TimeoutExpired:  # it carries on alone; the driver does not hang on it
             pass
@@ -112,18 +121,27 @@ class RayReaper:
 def main(argv: list[str]) -> int:
     marker, grace = argv[0], float(argv[1]) if len(argv) > 1 else 3.0
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    got = b""
     try:
-        while sys.stdin.buffer.read(4096):  # returns b"" once the driver's end is closed
-            pass
+        while chunk := sys.stdin.buffer.read(4096):  # returns b"" once the driver's end is closed
+            got += chunk
     except OSError:
         pass
-    # sweep until nothing marked is left: an agent the raylet was still starting appears after a sweep
+    # sweep until nothing marked is left; after a driver died (no CLEAN), until nothing has been marked
+    # for SETTLE seconds: an agent the raylet was still starting appears after a sweep
+    settle = 0.0 if got.endswith(CLEAN) else SETTLE
     deadline = time.monotonic() + 10 * grace
-    while True:
+    clear_since = None
+    while time.monotonic() <= deadline:
         teardown(marker, grace)
         time.sleep(0.2)
-        if not marked_processes(marker) or time.monotonic() > deadline:
+        if marked_processes(marker):
+            clear_since = None
+        elif clear_since is None:
+            clear_since = time.monotonic()
+        if clear_since is not None and time.monotonic() - clear_since >= settle:
             return 0
+    return 0
 
 
 if __name__ == "__main__":

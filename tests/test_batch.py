@@ -273,3 +273,37 @@ def test_ray_actor_that_cannot_build_its_mechanism_raises_the_error_itself(ray_l
     with pytest.raises(DPTextError, match=r"^space x cannot be built on this node$"):
         with RayEngine(Unbuildable(MechanismSpec(mechanism="rantext", epsilon=3.0)), 1, workers=2) as eng:
             list(eng.run([(0, "one"), (1, "two")]))
+
+
+def test_watchdog_teardown_takes_the_descendants_of_marked_processes():
+    """A child whose environment no longer shows the marker (Ray's renamed agents wrote their title over it)
+    is still torn down while its marked parent lives; an unmarked process beside them is left alone."""
+    import time
+
+    from dptext.batch.ray_watchdog import MARKER_VAR, marked_processes, teardown
+
+    marker = f"test-{os.getpid()}-{time.time_ns()}"
+    clean = {k: v for k, v in os.environ.items() if k != MARKER_VAR}
+    parent = subprocess.Popen(  # marked; starts an unmarked grandchild-to-be and waits on it
+        [sys.executable, "-c", "import os, subprocess, sys; env = dict(os.environ); del env[sys.argv[1]]; "
+         "print(subprocess.Popen(['sleep', '60'], env=env).pid, flush=True); import time; time.sleep(60)",
+         MARKER_VAR], env={**clean, MARKER_VAR: marker}, stdout=subprocess.PIPE, text=True)
+    bystander = subprocess.Popen(["sleep", "60"], env=clean)
+    child = int(parent.stdout.readline())
+    try:
+        with open(f"/proc/{child}/environ", "rb") as f:
+            assert f"{MARKER_VAR}={marker}".encode() not in f.read().split(b"\0")
+        assert marked_processes(marker) == sorted([parent.pid, child])
+        assert teardown(marker, grace=2.0) == 0
+        assert parent.wait(5) != 0
+        assert marked_processes(marker) == []
+        assert not os.path.exists(f"/proc/{child}") or b") Z" in open(f"/proc/{child}/stat", "rb").read()
+        assert bystander.poll() is None
+    finally:
+        for p in (parent, bystander):
+            p.kill()
+        for pid in (child,):
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass

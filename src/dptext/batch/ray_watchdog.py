@@ -9,8 +9,14 @@ a small watchdog process before Ray:
 
 * the marker is an environment variable, ``DPTEXT_RAY_OWNER=<driver pid>-<random>``,
   set while ``ray.init()`` runs, which every Ray process inherits (the GCS
-  server and raylet from the driver, workers and agents from the raylet) and
-  keeps in ``/proc/<pid>/environ`` even after renaming itself (``ray::...``);
+  server and raylet from the driver, workers and agents from the raylet).
+  A process that renames itself (``ray::...``) may write its title over its
+  original environment block, which is what ``/proc/<pid>/environ`` shows;
+  the agents do, and lost the marker. ``SPT_NOENV=1``, set with the marker,
+  makes Ray's title code keep within the argument area (Ray sets it for its
+  workers itself). A sweep also takes every descendant of a marked process,
+  so a process that hides its environment some other way is still found
+  while its parent lives;
 * the watchdog runs in its own session (Ctrl-C to the driver's terminal does
   not reach it) and blocks reading a pipe whose only writer is the driver.
   The kernel closes that pipe when the driver exits for any reason, SIGKILL
@@ -41,21 +47,36 @@ CLEAN = b"shutdown"  # written by the driver before it closes the pipe after ray
 SETTLE = 2.0  # after a driver died: nothing marked for this long before the watchdog stops sweeping
 
 
+def _parent(entry: Path) -> int | None:
+    try:  # /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses
+        return int((entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def marked_processes(marker: str) -> list[int]:
-    """Pids of this user's processes whose environment holds ``DPTEXT_RAY_OWNER=<marker>``."""
+    """Pids of this user's processes whose environment holds ``DPTEXT_RAY_OWNER=<marker>``, and their descendants."""
     needle = f"{MARKER_VAR}={marker}".encode()
     me = os.getpid()
-    out = []
+    marked, children = set(), {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == me:
             continue
+        pid = int(entry.name)
+        children.setdefault(_parent(entry), []).append(pid)
         try:
             env = (entry / "environ").read_bytes()
         except OSError:  # gone, or another user's process
             continue
         if needle in env.split(b"\0"):
-            out.append(int(entry.name))
-    return out
+            marked.add(pid)
+    todo = list(marked)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in marked and child != me:
+                marked.add(child)
+                todo.append(child)
+    return sorted(marked)
 
 
 def teardown(marker: str, grace: float = 3.0) -> int:
@@ -79,12 +100,13 @@ def teardown(marker: str, grace: float = 3.0) -> int:
 
 
 class RayReaper:
-    """Marks the Ray processes started inside ``with reaper.marking():`` and reaps them when the driver ends."""
+    """Marks the Ray processes started between :meth:`mark` and :meth:`unmark`; reaps them when the driver ends."""
 
     def __init__(self, grace: float = 3.0):
         self.marker = f"{os.getpid()}-{secrets.token_hex(8)}"
         self.grace = grace
         self.proc: subprocess.Popen | None = None
+        self._spt: str | None = None  # the caller's SPT_NOENV, put back by unmark()
 
     def start(self) -> "RayReaper":
         if not Path("/proc/self/environ").exists():
@@ -97,10 +119,17 @@ class RayReaper:
         return self
 
     def mark(self) -> None:
+        self._spt = os.environ.get("SPT_NOENV")
         os.environ[MARKER_VAR] = self.marker
+        os.environ["SPT_NOENV"] = "1"  # a renamed Ray process keeps its environment, marker included, readable
 
     def unmark(self) -> None:
-        os.environ.pop(MARKER_VAR, None)
+        if os.environ.pop(MARKER_VAR, None) is None:
+            return
+        if self._spt is None:
+            os.environ.pop("SPT_NOENV", None)
+        else:
+            os.environ["SPT_NOENV"] = self._spt
 
     def close(self, wait: float = 15.0) -> None:
         """Let the watchdog sweep now (after ``ray.shutdown()``) and wait for it."""

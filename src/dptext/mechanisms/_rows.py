@@ -47,6 +47,24 @@ def block_bounds(width: int, block: int = 128) -> tuple[np.ndarray, np.ndarray]:
     return st, np.append(st[1:], width)
 
 
+class TableDraws:
+    """For a mechanism that draws from its space's neighbour table: the table, loaded on first use."""
+
+    _table = None
+    _bounds = None  # envelope blocks over the table's width, built with the first draw
+    _progress = None  # shown while a missing table is built
+
+    @property
+    def table(self):
+        if self._table is None:
+            self._table = self.space.neighbours(progress=self._progress)
+        return self._table
+
+    def use_table(self, table) -> None:
+        """Sample from ``table`` (e.g. a narrow one in tests) instead of the space's cached table."""
+        self._table, self._bounds = table, None
+
+
 def gather_searchsorted(slab: np.ndarray, rows: np.ndarray, values: np.ndarray, n: np.ndarray | int,
                         side: str = "left") -> np.ndarray:
     """Vectorised ``searchsorted(slab[rows[i], :n[i]], values[i])`` over many rows at once."""

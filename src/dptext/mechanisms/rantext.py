@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from dptext.mechanisms import calibration
-from dptext.mechanisms._rows import block_bounds, gather_searchsorted, sample_ball
+from dptext.mechanisms._rows import TableDraws, block_bounds, gather_searchsorted, sample_ball
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 
@@ -38,7 +38,7 @@ def noise_divisor(epsilon: float) -> float:
 
 
 @register("rantext")
-class RanText(Mechanism):
+class RanText(TableDraws, Mechanism):
     """RANTEXT (InferDPT): exponential mechanism inside a random adjacency list C_r(x)."""
 
     default_space = "cl100k-11k"
@@ -56,23 +56,11 @@ class RanText(Mechanism):
         self.z = self.curve.z(self.epsilon)
         self.scales = self.space.dim_range / self.z  # Laplace scale per dimension
         self._grid = None
-        self._table = None
-        self._bounds = None
         self._progress = kwargs.get("progress")
 
     def settings(self) -> dict:
         return {**super().settings(), "integration_points": self.integration_points, "noise": self.noise,
                 "Z": self.z}
-
-    @property
-    def table(self):
-        if self._table is None:
-            self._table = self.space.neighbours(progress=self._progress)
-        return self._table
-
-    def use_table(self, table) -> None:
-        """Sample from ``table`` (e.g. a narrow one in tests) instead of the space's cached table."""
-        self._table, self._bounds = table, None
 
     def _sorted_row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Row of ``i`` sorted by (distance, index), distances as ``EmbeddingSpace.distances`` gives them

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from dptext.errors import check_probability
-from dptext.mechanisms._rows import block_bounds, nearest_member_distance, sample_ball
+from dptext.mechanisms._rows import TableDraws, block_bounds, nearest_member_distance, sample_ball
 from dptext.mechanisms._vocab import corpus_key, least_frequent, vocabulary
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
@@ -30,7 +30,7 @@ DENSE_CELLS = 2**23  # rows × |V_s| per dense chunk
 
 
 @register("santext")
-class SanText(Mechanism):
+class SanText(TableDraws, Mechanism):
     """SANTEXT: exponential mechanism on embedding distance over the whole vocabulary (metric DP)."""
 
     default_space = "glove-50d"
@@ -51,8 +51,6 @@ class SanText(Mechanism):
         self.v_s = np.flatnonzero(self.sensitive)
         self._everything = len(self.v_s) == self.space.size
         self.dense = len(self.v_s) <= DENSE_MAX or len(self.v_s) < 0.5 * self.space.size
-        self._table = None
-        self._bounds = None
         self._progress = kwargs.get("progress")
 
     def settings(self) -> dict:
@@ -66,15 +64,9 @@ class SanText(Mechanism):
     def output_mask(self) -> np.ndarray:
         return self.sensitive
 
-    @property
-    def table(self):
-        if self._table is None:
-            self._table = self.space.neighbours(progress=self._progress)
-        return self._table
-
     def use_table(self, table) -> None:
-        """Sample from ``table`` (e.g. a narrow one in tests) instead of the space's cached table."""
-        self._table, self._bounds, self.dense = table, None, False
+        super().use_table(table)
+        self.dense = False  # draws go through the table, also where V_s is small
 
     def _probs(self, ids: np.ndarray) -> np.ndarray:
         """``Pr(y|x)`` over ``V_s`` for each ``x`` in ``ids`` (float64, rows sum to 1)."""

@@ -219,7 +219,6 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
     if mech.contextual:
         return _audit_contextual(mech, claim, pairs, samples, gof_units, tolerance, alpha, rng, contexts,
                                  reference, reference_samples, seed)
-    units = mech.space.units
     if getattr(mech, "transition_samples", None):  # Monte-Carlo rows: only the reference comparison
         domain = _pool(mech, "any")
         anchors = _scopes.free_anchors(mech, domain, max(gof_units, 1), rng)[:gof_units]
@@ -259,17 +258,23 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
     free = _scopes.all_pairs(mech, anchors, rows, metric=kind == "metric-dp")
     gof_list = [goodness_of_fit(mech, int(x), samples, rng, rows(int(x)), alpha / max(1, gof_units))
                 for x in anchors[:gof_units].tolist()]
+    fid = _fidelity(mech, anchors[:gof_units], reference_samples, seed, alpha) if reference else []
+    return _result(mech, claim, rule, claimed, tolerance, scoped, free, judged, gof_list, alpha, extra, fid)
+
+
+def _result(mech, claim, rule, claimed, tolerance, scoped, free, judged, gof, alpha, extra, fidelity) -> AuditResult:
+    """The audit's verdict: the worst scoped pair against ``claimed``, the unrestricted pairs ``free`` beside it."""
     worst = max(scoped, key=lambda pv: pv.value, default=None)
     audited = worst.value if worst is not None else (float("nan") if claimed is None else 0.0)
-    lr_free = [pv.log_ratio for pv in free]
-    fid = _fidelity(mech, anchors[:gof_units], reference_samples, seed, alpha) if reference else []
+    lrs = [pv.log_ratio for pv in free]
     return AuditResult(
-        mechanism=mech.name, epsilon=claim.epsilon, space=mech.space.name, claim=claim.to_dict(), kind=kind,
+        mechanism=mech.name, epsilon=claim.epsilon, space=mech.space.name, claim=claim.to_dict(), kind=claim.kind,
         scope_rule=rule, audited=float(audited), claimed=claimed, tolerance=float(tolerance), pairs=len(scoped),
-        worst=_worst(units, worst), unrestricted=float(max(lr_free, default=0.0)), unrestricted_pairs=len(free),
-        unrestricted_infinite_share=float(np.mean([math.isinf(v) for v in lr_free])) if lr_free else 0.0,
+        worst=_worst(mech.space.units, worst), unrestricted=float(max(lrs, default=0.0)),
+        unrestricted_pairs=len(free),
+        unrestricted_infinite_share=float(np.mean([math.isinf(v) for v in lrs])) if lrs else 0.0,
         unrestricted_bound=_unrestricted_bound(claim, judged), unrestricted_judged=judged,
-        gof=gof_list, gof_alpha=alpha, extra=extra, fidelity=fid,
+        gof=gof, gof_alpha=alpha, extra=extra, fidelity=fidelity,
     )
 
 
@@ -308,7 +313,6 @@ def _audit_contextual(mech, claim, pairs, samples, gof_units, tolerance, alpha, 
     if not contexts:
         raise DPTextError(f"{mech.name}: no context to audit in")
     kind = claim.kind
-    units = mech.space.units
     extra: dict = {}
     if kind == "none" or claim.bound is None:
         scoped, rule, claimed, judged = [], "no claim", None, False
@@ -332,14 +336,4 @@ def _audit_contextual(mech, claim, pairs, samples, gof_units, tolerance, alpha, 
             fid += _fidelity(mech, [x], reference_samples, seed, alpha / max(1, gof_units), context=text)
         if len(gof_list) >= gof_units:
             break
-    worst = max(scoped, key=lambda pv: pv.value, default=None)
-    audited = worst.value if worst is not None else (float("nan") if claimed is None else 0.0)
-    lrs = [pv.log_ratio for pv in scoped]
-    return AuditResult(
-        mechanism=mech.name, epsilon=claim.epsilon, space=mech.space.name, claim=claim.to_dict(), kind=kind,
-        scope_rule=rule, audited=float(audited), claimed=claimed, tolerance=float(tolerance), pairs=len(scoped),
-        worst=_worst(units, worst), unrestricted=float(max(lrs, default=0.0)), unrestricted_pairs=len(scoped),
-        unrestricted_infinite_share=float(np.mean([math.isinf(v) for v in lrs])) if lrs else 0.0,
-        unrestricted_bound=_unrestricted_bound(claim, judged), unrestricted_judged=judged,
-        gof=gof_list, gof_alpha=alpha, extra=extra, fidelity=fid,
-    )
+    return _result(mech, claim, rule, claimed, tolerance, scoped, scoped, judged, gof_list, alpha, extra, fid)

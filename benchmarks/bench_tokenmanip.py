@@ -111,7 +111,7 @@ def before(src: str, space: str, units: int, cases) -> list:
 
 def agreement(space_name: str, n_queries: int, nprobes: list[int]) -> None:
     from dptext.mechanisms import get_mechanism
-    from dptext.mechanisms._fastnn import ann_best_match, best_match
+    from dptext.mechanisms._fastnn import ann_best_match, exact_best_match
     from dptext.spaces import get_space
 
     space = get_space(space_name)
@@ -130,10 +130,8 @@ def agreement(space_name: str, n_queries: int, nprobes: list[int]) -> None:
         kinds.append((f"noisy eta={eta:g}", "euclidean", (space.embeddings[x] + nm.noise(len(x), rng)).astype(np.float32)))
     print(f"search agreement with exact [{space_name}], {len(x)} units per kind (target >= 0.995 at >= 20,000/s):")
     for label, metric, q in kinds:
-        table, bias, qq = ((space.normalized, None, q) if metric == "cosine"
-                           else (space.embeddings, -space.sq_norms, 2.0 * q))
         t0, c0 = time.perf_counter(), time.process_time()
-        exact = best_match(qq, table, (space.cache_key, metric), bias=bias, exclude=x)
+        exact = exact_best_match(q, space, metric, exclude=x)
         ew, ec = time.perf_counter() - t0, time.process_time() - c0
         line = f"  {label:32s} exact {len(q) / ew:>6,.0f}/s wall {len(q) / ec:>6,.0f} cpu"
         for npb in nprobes:

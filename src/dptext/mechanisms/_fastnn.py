@@ -150,10 +150,17 @@ def ann_best_match(queries: np.ndarray, space, metric: str, *, exclude: np.ndarr
     out = IvfIndex.of(space, metric).search(q, nprobe, exclude)
     empty = np.flatnonzero(out < 0)
     if len(empty):
-        ex = None if exclude is None else np.asarray(exclude)[empty]
-        if metric == "cosine":
-            out[empty] = best_match(q[empty], space.normalized, (space.cache_key, metric), exclude=ex)
-        else:
-            out[empty] = best_match(2.0 * q[empty], space.embeddings, (space.cache_key, metric),
-                                    bias=-space.sq_norms, exclude=ex)
+        out[empty] = exact_best_match(q[empty], space, metric, exclude=None if exclude is None else
+                                      np.asarray(exclude)[empty])
     return out
+
+
+def exact_best_match(queries: np.ndarray, space, metric: str, *, exclude: np.ndarray | None = None) -> np.ndarray:
+    """Exact best match over ``space`` for ``metric`` (cosine: ``argmax cos(q, E_t)``; Euclidean:
+    ``argmin ‖q − E_t‖``), in the form of :func:`dptext.spaces.ann.search_form`."""
+    from dptext.spaces.ann import search_form
+
+    scale, table, bias = search_form(space, metric)
+    q = np.ascontiguousarray(queries, dtype=np.float32)
+    return best_match(q if scale == 1.0 else scale * q, table, (space.cache_key, metric), bias=bias,
+                      exclude=exclude)

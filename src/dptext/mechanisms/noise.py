@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from dptext.errors import DPTextError, check_epsilon
-from dptext.mechanisms._fastnn import NPROBE, ann_best_match, best_match
+from dptext.mechanisms._fastnn import NPROBE, ann_best_match, exact_best_match
 from dptext.mechanisms._vocab import distinct
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
@@ -154,8 +154,7 @@ class NoiseMapper(Mechanism):
             if not self.exact:
                 best[unsafe] = ann_best_match(q[unsafe], sp, "euclidean", exclude=ex, nprobe=self.nprobe)
                 return best
-            best[unsafe] = best_match(2.0 * q[unsafe], sp.embeddings, (sp.cache_key, "euclidean"),
-                                      bias=-sp.sq_norms, exclude=ex)
+            best[unsafe] = exact_best_match(q[unsafe], sp, "euclidean", exclude=ex)
         return best
 
     def transition(self, x) -> np.ndarray:

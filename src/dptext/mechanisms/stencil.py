@@ -32,7 +32,7 @@ import numpy as np
 
 from dptext.errors import DPTextError
 from dptext.mechanisms._contextual import ContextualMechanism
-from dptext.mechanisms._fastnn import NPROBE, ann_best_match, best_match
+from dptext.mechanisms._fastnn import NPROBE, ann_best_match, exact_best_match
 from dptext.mechanisms.base import PrivacyClaim
 from dptext.mechanisms.registry import register
 from dptext.text import Segmentation
@@ -131,7 +131,7 @@ class StencilBase(ContextualMechanism):
         """``argmax_{t != exclude} cos(v, E[t])``: exact, or the best of the probed IVF lists (``exact=False``)."""
         if not self.exact:
             return ann_best_match(v, self.space, "cosine", exclude=exclude, nprobe=self.nprobe)
-        return best_match(v, self.space.normalized, (self.space.cache_key, "cosine"), exclude=exclude)
+        return exact_best_match(v, self.space, "cosine", exclude=exclude)
 
     def privacy(self) -> PrivacyClaim:
         return PrivacyClaim(

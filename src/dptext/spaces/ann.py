@@ -49,12 +49,18 @@ def n_lists(size: int) -> int:
     return int(max(1, min(MAX_LISTS, size // ROWS_PER_LIST)))
 
 
-def _table(space, metric: str) -> tuple[np.ndarray, np.ndarray | None]:
+def search_form(space, metric: str) -> tuple[float, np.ndarray, np.ndarray | None]:
+    """``(s, e, b)`` with ``best(q) = argmax_t ⟨s·q, e_t⟩ + b_t`` for ``metric`` (the module docstring's table).
+
+    The one statement of each metric's nearest-unit search: the index, the exact
+    search and its fallback all take it from here.
+    """
     if metric not in METRICS:
         raise ValueError(f"unknown ANN metric {metric!r} (expected one of {', '.join(METRICS)})")
     if metric == "cosine":
-        return np.ascontiguousarray(space.normalized, dtype=np.float32), None
-    return np.ascontiguousarray(space.embeddings, dtype=np.float32), -np.asarray(space.sq_norms, dtype=np.float32)
+        return 1.0, np.ascontiguousarray(space.normalized, dtype=np.float32), None
+    return (2.0, np.ascontiguousarray(space.embeddings, dtype=np.float32),
+            -np.asarray(space.sq_norms, dtype=np.float32))
 
 
 def index_paths(space, metric: str):
@@ -69,7 +75,7 @@ def build(space, metric: str, progress=None) -> None:
 
     from dptext.spaces.neighbours import _Progress
 
-    table, _ = _table(space, metric)
+    _, table, _ = search_form(space, metric)
     nlist = n_lists(len(table))
     bar = _Progress(progress, f"IVF index {space.name} ({metric}, {nlist} lists)", 2)
     threads = faiss.omp_get_max_threads()
@@ -97,7 +103,7 @@ class IvfIndex:
         self.space, self.metric, self.built = space, metric, built
         self.centroids, self.offsets, self.ids, self.rows = centroids, offsets, ids, rows
         self.c_sq = (centroids.astype(np.float64) ** 2).sum(axis=1).astype(np.float32)
-        _, bias = _table(space, metric)
+        self.scale, _, bias = search_form(space, metric)
         self.bias = None if bias is None else bias[ids]
         self.list_of = np.empty(len(ids), dtype=np.int64)  # unit id -> its list and place in it
         self.list_of[ids] = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
@@ -177,7 +183,7 @@ class IvfIndex:
         order = np.argsort(lists, kind="stable")  # radix sort on int16: (query, list) pairs grouped by list
         qidx = torch.from_numpy(np.repeat(np.arange(n), probes.shape[1])[order])
         bounds = np.concatenate([[0], np.cumsum(np.bincount(lists, minlength=self.nlist))])
-        qq = torch.from_numpy(2.0 * q if self.metric == "euclidean" else q)
+        qq = torch.from_numpy(q if self.scale == 1.0 else (self.scale * q).astype(np.float32))
         rows_t, bias_t = self._tensors()
         ex_list = None if ex is None else np.where(ex >= 0, self.list_of[np.maximum(ex, 0)], -1)
         todo = [ell for ell in np.flatnonzero(np.diff(bounds)) if self.offsets[ell + 1] > self.offsets[ell]]

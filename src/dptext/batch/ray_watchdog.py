@@ -73,7 +73,7 @@ def marked_processes(marker: str) -> list[int]:
     todo = list(marked)
     while todo:
         for child in children.get(todo.pop(), ()):
-            if child not in marked and child != me:
+            if child not in marked:  # the watchdog itself was never listed
                 marked.add(child)
                 todo.append(child)
     return sorted(marked)
@@ -86,7 +86,7 @@ def teardown(marker: str, grace: float = 3.0) -> int:
         for pid in pids:
             try:
                 os.kill(pid, sig)
-            except ProcessLookupError:
+            except (ProcessLookupError, PermissionError):  # gone, or a descendant that is not this user's
                 pass
         if sig == signal.SIGKILL:
             break

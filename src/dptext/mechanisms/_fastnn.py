@@ -150,8 +150,8 @@ def ann_best_match(queries: np.ndarray, space, metric: str, *, exclude: np.ndarr
     out = IvfIndex.of(space, metric).search(q, nprobe, exclude)
     empty = np.flatnonzero(out < 0)
     if len(empty):
-        out[empty] = exact_best_match(q[empty], space, metric, exclude=None if exclude is None else
-                                      np.asarray(exclude)[empty])
+        ex = None if exclude is None else np.asarray(exclude)[empty]
+        out[empty] = exact_best_match(q[empty], space, metric, exclude=ex)
     return out
 
 

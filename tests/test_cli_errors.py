@@ -171,10 +171,28 @@ def test_license_is_apache_2_and_matches_pyproject():
     assert "END OF TERMS AND CONDITIONS" in text and len(text) > 10_000  # the full text, not a stub
 
 
-def test_ctrl_c_during_sanitize_corpus_exits_130_and_leaves_nothing(tmp_path):
+def _worker_importing(pid: int) -> bool:
+    """Whether a child of ``pid`` started by multiprocessing's spawn (a pool worker) is running Python code
+    before its initializer: numpy is mapped (its import has begun), no shard has been handed to it yet."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid \
+                    and b"spawn_main" in (entry / "cmdline").read_bytes() \
+                    and "_multiarray_umath" in (entry / "maps").read_text():
+                return True
+        except (OSError, IndexError, ValueError):
+            pass
+    return False
+
+
+def _ctrl_c_corpus_run(tmp_path: Path, when: str, lines: int) -> None:
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) to ``sanitize-corpus -j 2`` at one phase:
+    ``imports`` (0.1 s in, while the command line loads), ``workers`` (as soon as a pool worker is importing,
+    before it can have turned SIGINT off) or ``running`` (once output is being written). Whatever the phase: exit 130,
+    the one line, no output, no temp file, no process left behind."""
     src = tmp_path / "in.jsonl"
     with open(src, "w") as f:
-        for i in range(600_000):  # far more than the run gets through before the Ctrl-C
+        for i in range(lines):  # far more than the run gets through before the Ctrl-C
             f.write(json.dumps({"id": i, "text": f"The patient saw the doctor at the clinic about fever {i}."}) + "\n")
     out = tmp_path / "out.jsonl"
     tag = f"dptext-test-{os.getpid()}-{time.time_ns()}"
@@ -184,13 +202,17 @@ def test_ctrl_c_during_sanitize_corpus_exits_130_and_leaves_nothing(tmp_path):
                             env={**os.environ, "DPTEXT_TEST_TAG": tag})
     try:
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None:
-            tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")]
-            if tmp and tmp[0].stat().st_size > 0:
+        if when == "imports":
+            time.sleep(0.1)
+        while when != "imports" and time.monotonic() < deadline and proc.poll() is None:
+            if when == "workers" and _worker_importing(proc.pid):
                 break
-            time.sleep(0.2)
+            tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")]
+            if when == "running" and tmp and tmp[0].stat().st_size > 0:
+                break
+            time.sleep(0.01)
         assert proc.poll() is None, proc.stderr.read()
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground process group
+        os.killpg(proc.pid, signal.SIGINT)
         out_b, err_b = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -201,6 +223,56 @@ def test_ctrl_c_during_sanitize_corpus_exits_130_and_leaves_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]  # no output, no temp file, no rejects
     time.sleep(1)
     assert tagged_processes(tag) == []  # no worker left behind
+
+
+def test_ctrl_c_during_sanitize_corpus_exits_130_and_leaves_nothing(tmp_path):
+    _ctrl_c_corpus_run(tmp_path, "running", 600_000)
+
+
+@pytest.mark.parametrize("when,repeats", [("imports", 1), ("workers", 4)])
+def test_ctrl_c_while_sanitize_corpus_starts_is_one_line_too(tmp_path, when, repeats):
+    """A Ctrl-C while the command loads or while its workers start: no traceback from a worker that had not yet
+    turned SIGINT off, nor from the imports. A worker's traceback races with the driver terminating it, so the
+    worker phase is tried several times."""
+    for r in range(repeats):
+        (tmp_path / str(r)).mkdir()
+        _ctrl_c_corpus_run(tmp_path / str(r), when, 50_000)
+
+
+def _run_program_with_main(tmp_path: Path, body: str, **popen) -> subprocess.Popen:
+    """``dptext.cli.run()`` (what the console script and ``python -m dptext.cli`` call) with ``main`` replaced
+    by ``body`` (the source of a function ``main()``), run as ``python -m`` in a real interpreter."""
+    (tmp_path / "fake_dptext.py").write_text(f"import dptext.cli as cli\n{body}\ncli.main = main\ncli.run()\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-m", "fake_dptext"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, **popen)
+
+
+def test_an_interrupt_main_handled_inside_exec_still_exits_130(tmp_path):
+    """CPython 3.11 marks a KeyboardInterrupt that passed through exec() of a string as unhandled, even once
+    caught, and under ``python -m`` kills itself with SIGINT at exit: main's 130 must survive that."""
+    proc = _run_program_with_main(
+        tmp_path, "def main():\n    try:\n        exec('raise KeyboardInterrupt')\n    except KeyboardInterrupt:\n"
+        "        return cli._interrupted()")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and err.decode().splitlines() == ["dptext: interrupted"], (proc.returncode, err)
+
+
+def test_ctrl_c_during_shutdown_after_main_is_one_line_and_130(tmp_path):
+    """A Ctrl-C while the interpreter runs exit handlers (a pool or Ray shutting down), after main returned 0:
+    the one line and 130 at once, no traceback from the handler."""
+    proc = _run_program_with_main(
+        tmp_path, "import atexit, sys, time\ndef main():\n"
+        "    atexit.register(lambda: (print('exiting', flush=True), time.sleep(60)))\n    return 0")
+    try:
+        assert proc.stdout.readline() == b"exiting\n"
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert time.monotonic() - t0 < 10  # not after the 60 s handler
+    assert proc.returncode == 130 and err.decode().splitlines() == ["dptext: interrupted"], (proc.returncode, err)
 
 
 def tagged_processes(tag: str) -> list[int]:

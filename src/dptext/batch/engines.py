@@ -28,8 +28,11 @@ START_TIMEOUT = 300  # seconds for the pool to spawn and load the mechanism
 
 
 def _init_worker(job: BatchJob, entropy: int) -> None:
-    # Ctrl-C reaches the whole process group: only the driver handles it (and terminates the pool)
+    # Ctrl-C reaches the whole process group: only the driver handles it (and terminates the pool). A worker
+    # starts with SIGINT blocked (_ctrl_c_held) and unblocks it once ignored, so a Ctrl-C during its start-up
+    # is dropped instead of printing a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # an exception escaping a Pool initializer makes the pool respawn workers forever: keep it for the tasks
     try:
         _WORKER["mech"] = job.build()
@@ -100,6 +103,22 @@ def _single_threaded_children():
                 os.environ[k] = v
 
 
+@contextmanager
+def _ctrl_c_held():
+    """SIGINT blocked in this thread while the pool is built: the processes it spawns inherit the blocked
+    mask (so does the pool's thread that replaces dead workers), and a Ctrl-C meanwhile is raised here on
+    exit, once ``self.pool`` is set and can be terminated. multiprocessing's resource tracker unblocks SIGINT
+    after starting itself, so it is started first."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 class LocalEngine:
     name = "local"
 
@@ -115,15 +134,17 @@ class LocalEngine:
         else:
             import multiprocessing as mp
 
-            with _single_threaded_children():
-                self.pool = mp.get_context("spawn").Pool(self.workers, initializer=_init_worker,
-                                                         initargs=(self.job, self.entropy))
             try:
+                with _single_threaded_children(), _ctrl_c_held():
+                    self.pool = mp.get_context("spawn").Pool(self.workers, initializer=_init_worker,
+                                                             initargs=(self.job, self.entropy))
                 self.pool.map_async(_ready, range(self.workers), chunksize=1).get(timeout=START_TIMEOUT)
-            except mp.TimeoutError:
+            except BaseException as exc:
                 self.close()
-                raise DPTextError(f"{self.workers} worker processes did not start within {START_TIMEOUT} s "
-                                  "(is the main module importable? run through `dptext` or a script file)") from None
+                if isinstance(exc, mp.TimeoutError):
+                    raise DPTextError(f"{self.workers} worker processes did not start within {START_TIMEOUT} s "
+                                      "(is the main module importable? run through `dptext` or a script file)") from None
+                raise
         return self
 
     def run(self, items: Iterable[tuple[int, str]]) -> Iterator[DocResult]:

@@ -21,13 +21,13 @@ into a traceback.
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import os
+import signal
 import sys
 
-import typer
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Differentially private text for black-box LLMs (InferDPT and friends), offline.")
+from dptext.errors import DPTextError, ParameterError
 
 COMMAND_MODULES = ("core", "infer", "tokenmanip", "attack", "evaluate", "bench", "serve", "batch",
                    "calibrate", "playground", "policy")
@@ -42,6 +42,7 @@ FLAGS = {
 }
 
 INTERRUPTED = 130
+_APP = None
 
 
 def flag_for(param: str) -> str:
@@ -51,23 +52,28 @@ def flag_for(param: str) -> str:
     return FLAGS.get(param, param)
 
 
-def _version(value: bool) -> None:
-    if value:
-        from dptext import __version__
+def _build_app():
+    """The typer app with every area's commands. Built on first use, not at import, so that the imports it
+    needs (typer, numpy, ...) run inside :func:`main`, where a Ctrl-C is one line and 130."""
+    import typer
 
-        typer.echo(f"dptext {__version__}")
-        raise typer.Exit()
+    app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                      help="Differentially private text for black-box LLMs (InferDPT and friends), offline.")
 
+    def _version(value: bool) -> None:
+        if value:
+            from dptext import __version__
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
-) -> None:
-    """Differentially private text for black-box LLMs (InferDPT and friends), offline."""
+            typer.echo(f"dptext {__version__}")
+            raise typer.Exit()
 
+    @app.callback()
+    def _root(
+        version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                     help="Print the version and exit."),
+    ) -> None:
+        """Differentially private text for black-box LLMs (InferDPT and friends), offline."""
 
-def _load_commands() -> None:
     for name in COMMAND_MODULES:
         try:
             mod = importlib.import_module(f"dptext.cli.{name}")
@@ -76,9 +82,21 @@ def _load_commands() -> None:
                 raise
             continue
         mod.register(app)
+    return app
 
 
-_load_commands()
+def _app():
+    global _APP
+    if _APP is None:
+        _APP = _build_app()
+    return _APP
+
+
+def __getattr__(name: str):
+    """``dptext.cli.app``: the typer app (for ``typer.testing.CliRunner``), built once on first access."""
+    if name == "app":
+        return _app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _class_names(exc: BaseException) -> set[str]:
@@ -117,10 +135,8 @@ def _click_status(exc: BaseException) -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dptext.errors import DPTextError, ParameterError
-
     try:
-        rv = app(args=argv, prog_name="dptext", standalone_mode=False)
+        rv = _app()(args=argv, prog_name="dptext", standalone_mode=False)
     except ParameterError as exc:
         flag = flag_for(exc.param)
         _error(f"{flag}: {exc}" if flag != exc.param else str(exc))
@@ -139,3 +155,42 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(rv, int) and not isinstance(rv, bool):
         return _interrupted() if rv == INTERRUPTED else rv
     return 0
+
+
+def _exit_interrupted(signum, frame) -> None:  # noqa: ARG001 (signal handler signature)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 (a closed pipe: nothing more can be said on it)
+            pass
+    print("dptext: interrupted", file=sys.stderr, flush=True)
+    os._exit(INTERRUPTED)
+
+
+def run() -> None:
+    """The ``dptext`` program (console script and ``python -m dptext.cli``): :func:`main`, then exit with its
+    status. A Ctrl-C once main has returned (while the interpreter shuts down: worker pools, threads) ends the
+    process at once with the same one line and 130, instead of a traceback from the shutdown code. After the
+    last exit handler only the interpreter's own teardown is left, which resets a Python-level handler; SIGINT is
+    ignored for it, so the status stays main's."""
+    atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)  # registered first, so it runs last
+    try:
+        status = main()
+        signal.signal(signal.SIGINT, _exit_interrupted)
+    except KeyboardInterrupt:  # between main's return and the handler
+        _exit_interrupted(signal.SIGINT, None)
+    _forget_handled_interrupt()
+    sys.exit(status)
+
+
+def _forget_handled_interrupt() -> None:
+    """CPython 3.11 marks a KeyboardInterrupt as unhandled when it passes through ``exec`` of a string (as in
+    dataclasses and typer while they are imported), even when :func:`main` catches it later; run as
+    ``python -m``, the interpreter then ends by killing itself with SIGINT instead of exiting with main's status. main has handled every
+    interrupt by the time it returns, so the mark is cleared."""
+    import ctypes
+
+    try:
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+    except (ValueError, AttributeError):  # another interpreter without the flag: nothing to clear
+        pass

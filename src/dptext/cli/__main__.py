@@ -1,7 +1,5 @@
 """``python -m dptext.cli``: the ``dptext`` command."""
 
-import sys
+from dptext.cli import run
 
-from dptext.cli import main
-
-sys.exit(main())
+run()

@@ -50,7 +50,9 @@ def _run_shard(indices: list[int], texts: list[str]) -> list[DocResult]:
 def _ready(_) -> int:
     if "error" in _WORKER:
         raise _WORKER["error"]
-    time.sleep(0.05)  # long enough that every worker takes one: all have run their initializer
+    # long enough that each worker usually takes one; on a loaded machine one may still be starting when the
+    # run begins (harmless: it holds SIGINT blocked until its initializer has run, and takes tasks only after)
+    time.sleep(0.05)
     return os.getpid()
 
 

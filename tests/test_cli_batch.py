@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 
-from test_cli_errors import tagged_processes
+from procs import cmdline, proc_stat, tagged_processes, with_descendants
 
 GOOD = [{"id": i, "text": f"The nurse met the doctor at the hospital on day {i}.", "meta": {"n": i}}
         for i in range(6)]
@@ -128,33 +128,6 @@ def test_progress_bar_on_a_terminal(tmp_path):
     assert b"dptext: sanitizing (local):" not in seen  # not the plain log lines
 
 
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()[:60]
-    except OSError:
-        return b"(gone)"
-
-
-def _stat(pid: int) -> tuple[int, int] | None:
-    """(parent pid, start time) of a live process, None once it is gone or a zombie."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if fields[0] == b"Z" else (int(fields[1]), int(fields[19]))
-
-
-def _with_descendants(pids: list[int]) -> set[tuple[int, int]]:
-    """(pid, start time) of ``pids`` and every descendant: a renamed process may no longer show its environment."""
-    stats = {int(e.name): _stat(int(e.name)) for e in Path("/proc").iterdir() if e.name.isdigit()}
-    found, todo = set(), [p for p in pids if stats.get(p)]
-    while todo:
-        pid = todo.pop()
-        found.add((pid, stats[pid][1]))
-        todo += [c for c, st in stats.items() if st and st[0] == pid and (c, st[1]) not in found]
-    return found
-
-
 def _wait_for(cond, timeout: float, proc=None) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -206,24 +179,25 @@ def test_ray_run_is_quiet_and_kill_9_of_the_driver_leaves_no_ray_process(tmp_pat
                             env={**os.environ, "DPTEXT_TEST_TAG": tag})
 
     def ray_workers_up():
-        return any(_cmdline(pid).startswith(b"ray::RaySanitizer") for pid in tagged_processes(tag))
+        return any(cmdline(pid).startswith(b"ray::RaySanitizer") for pid in tagged_processes(tag))
 
     ray_tree: set[tuple[int, int]] = set()
 
     def survivors() -> list[int]:
-        return sorted({p for p, start in ray_tree if (_stat(p) or (0, None))[1] == start} | set(tagged_processes(tag)))
+        alive = {p for p, start in ray_tree if (proc_stat(p) or (0, None))[1] == start}
+        return sorted(alive | set(tagged_processes(tag)))
 
     try:
         assert _wait_for(ray_workers_up, 400, proc), "Ray never started its workers"
         assert len(tagged_processes(tag)) > 3  # gcs server, raylet, agents, workers
-        ray_tree |= _with_descendants(tagged_processes(tag))  # Ray's agents are the raylet's children
+        ray_tree |= with_descendants(tagged_processes(tag))  # Ray's agents are the raylet's children
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         t_kill = time.monotonic()
         # without a teardown the dashboard and runtime-env agents outlive the driver (by 30 s to minutes here)
         gone = _wait_for(lambda: survivors() == [], 12)
         took = time.monotonic() - t_kill
-        left = [_cmdline(pid) for pid in survivors()]
+        left = [cmdline(pid)[:60] for pid in survivors()]
     finally:
         for pid in survivors():  # never leave this test's processes behind, whatever happened
             try:

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from procs import children, cmdline, tagged_processes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -174,13 +175,11 @@ def test_license_is_apache_2_and_matches_pyproject():
 def _worker_importing(pid: int) -> bool:
     """Whether a child of ``pid`` started by multiprocessing's spawn (a pool worker) is running Python code
     before its initializer: numpy is mapped (its import has begun), no shard has been handed to it yet."""
-    for entry in Path("/proc").iterdir():
+    for child in children(pid):
         try:
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid \
-                    and b"spawn_main" in (entry / "cmdline").read_bytes() \
-                    and "_multiarray_umath" in (entry / "maps").read_text():
+            if b"spawn_main" in cmdline(child) and "_multiarray_umath" in Path(f"/proc/{child}/maps").read_text():
                 return True
-        except (OSError, IndexError, ValueError):
+        except OSError:
             pass
     return False
 
@@ -273,19 +272,6 @@ def test_ctrl_c_during_shutdown_after_main_is_one_line_and_130(tmp_path):
         proc.kill()
     assert time.monotonic() - t0 < 10  # not after the 60 s handler
     assert proc.returncode == 130 and err.decode().splitlines() == ["dptext: interrupted"], (proc.returncode, err)
-
-
-def tagged_processes(tag: str) -> list[int]:
-    needle = f"DPTEXT_TEST_TAG={tag}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if needle in (entry / "environ").read_bytes().split(b"\0"):
-                    pids.append(int(entry.name))
-            except OSError:
-                pass
-    return pids
 
 
 def test_spaces_name_prints_the_rantext_calibration():

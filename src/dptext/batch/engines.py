@@ -144,8 +144,8 @@ class LocalEngine:
             except BaseException as exc:
                 self.close()
                 if isinstance(exc, mp.TimeoutError):
-                    raise DPTextError(f"{self.workers} worker processes did not start within {START_TIMEOUT} s "
-                                      "(is the main module importable? run through `dptext` or a script file)") from None
+                    raise DPTextError(f"{self.workers} worker processes did not start within {START_TIMEOUT} s (is "
+                                      "the main module importable? run through `dptext` or a script file)") from None
                 raise
         return self
 

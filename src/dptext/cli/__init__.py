@@ -22,6 +22,7 @@ into a traceback.
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib
 import os
 import signal
@@ -42,7 +43,6 @@ FLAGS = {
 }
 
 INTERRUPTED = 130
-_APP = None
 
 
 def flag_for(param: str) -> str:
@@ -52,9 +52,10 @@ def flag_for(param: str) -> str:
     return FLAGS.get(param, param)
 
 
-def _build_app():
-    """The typer app with every area's commands. Built on first use, not at import, so that the imports it
-    needs (typer, numpy, ...) run inside :func:`main`, where a Ctrl-C is one line and 130."""
+@functools.cache
+def _app():
+    """The typer app with every area's commands. Built once, on first use, not at import, so that the imports
+    it needs (typer, numpy, ...) run inside :func:`main`, where a Ctrl-C is one line and 130."""
     import typer
 
     app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -83,13 +84,6 @@ def _build_app():
             continue
         mod.register(app)
     return app
-
-
-def _app():
-    global _APP
-    if _APP is None:
-        _APP = _build_app()
-    return _APP
 
 
 def __getattr__(name: str):
@@ -158,13 +152,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _exit_interrupted(signum, frame) -> None:  # noqa: ARG001 (signal handler signature)
+    """Ctrl-C once main has returned: what is printed so far stays, then the one line and 130 at once."""
+    status = _interrupted()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:  # noqa: BLE001 (a closed pipe: nothing more can be said on it)
             pass
-    print("dptext: interrupted", file=sys.stderr, flush=True)
-    os._exit(INTERRUPTED)
+    os._exit(status)
 
 
 def run() -> None:
@@ -186,8 +181,8 @@ def run() -> None:
 def _forget_handled_interrupt() -> None:
     """CPython 3.11 marks a KeyboardInterrupt as unhandled when it passes through ``exec`` of a string (as in
     dataclasses and typer while they are imported), even when :func:`main` catches it later; run as
-    ``python -m``, the interpreter then ends by killing itself with SIGINT instead of exiting with main's status. main has handled every
-    interrupt by the time it returns, so the mark is cleared."""
+    ``python -m``, the interpreter then ends by killing itself with SIGINT instead of exiting with main's
+    status. main has handled every interrupt by the time it returns, so the mark is cleared."""
     import ctypes
 
     try:

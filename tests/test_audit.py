@@ -211,7 +211,7 @@ def test_santext_large_epsilon_underflow_is_not_a_violation():
 
 
 def test_audit_command_cape_in_tweets_prints_the_proven_bound(capsys):
-    from dptext.privacy.claims import cape_bound
+    from dptext.mechanisms.cape_bounds import cape_bound
 
     assert main(["audit", "-m", "cape", "-e", "3", "--pairs", "100", "--samples", "3000", "--gof-units", "1",
                  "--seed", "1", "--json"]) == 0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dptext.mechanisms import get_mechanism
-from dptext.mechanisms.calibration import PAPER_CURVE, RATIO, TARGETS, NoiseCurve, noise_calibration
+from dptext.mechanisms.calibration import PAPER_CURVE, RATIO, TARGETS, NoiseCurve, describe_space, noise_calibration
 from dptext.spaces import get_space
 
 
@@ -77,7 +77,7 @@ def test_calibration_is_cached_and_reported(tmp_path):
     space = get_space("glove-50d")
     cal = noise_calibration(space)
     assert noise_calibration(space, compute=False) is not None  # cached on disk
-    desc = space.describe()
+    desc = describe_space(space)
     assert desc["calibration"]["a"] == pytest.approx(cal.curve.a)
     assert [t["epsilon"] for t in desc["calibration"]["targets"]] == [2.0, 6.0, 10.0, 14.0]
     m = get_mechanism("rantext", epsilon=3, space="glove-50d", seed=0)

@@ -110,7 +110,7 @@ def bound_by_enumeration(eps, nb, v):
 def test_bound_survives_brute_force_search_and_ln_v_does_not(v, eps, nb):
     from reference.search import search
 
-    from dptext.privacy.claims import cape_bound
+    from dptext.mechanisms.cape_bounds import cape_bound
 
     bound = cape_bound(eps, nb, v)
     assert bound == pytest.approx(bound_by_enumeration(eps, nb, v), rel=1e-12)
@@ -123,7 +123,7 @@ def test_bound_survives_brute_force_search_and_ln_v_does_not(v, eps, nb):
 
 def test_bound_counter_example_of_the_issue():
     """|V| = 1000, ε = 1, N_b = 50: x far from everything but itself, x' with 48 units spread above itself."""
-    from dptext.privacy.claims import cape_bound
+    from dptext.mechanisms.cape_bounds import cape_bound
 
     v, eps, nb = 1000, 1.0, 50
     ux = np.zeros(v)
@@ -137,7 +137,7 @@ def test_bound_counter_example_of_the_issue():
 
 def test_bound_on_real_geometry_small_vocabulary():
     """Rows from real GloVe distances on 40-unit vocabularies and shared random logits stay under the bound."""
-    from dptext.privacy.claims import cape_bound
+    from dptext.mechanisms.cape_bounds import cape_bound
     from dptext.spaces import get_space
 
     sp = get_space("glove-50d")
@@ -180,7 +180,7 @@ def test_keeps_stopwords_and_reports_proven_unit_bounds(cape):
     assert 0 < worst_pair <= proven[k] + 1e-9
     # and it is attained by explicit adversarial inputs (utility rows of range Δu), one per direction:
     # x's least likely output alone at the top of x''s range ...
-    from dptext.privacy.claims import extreme_rows
+    from dptext.mechanisms.cape_bounds import extreme_rows
 
     lo_t = int(np.argmin(logr[0]))
     up = np.zeros((1, cape.space.size))

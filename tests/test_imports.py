@@ -15,6 +15,15 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = "dptext"
 FRONT_ENDS = ("dptext.cli",)  # the command line: the package and every module in it
+# The privacy core's layers, lowest first: a module may import its own layer or one below, never one above.
+# Layer 0 is the foundation every layer uses (errors, text segmentation, the on-disk cache, ...).
+LAYERS = (
+    ("errors", "text", "cache", "names", "progress", "resources", "encoders"),
+    ("spaces",),
+    ("mechanisms",),
+    ("privacy",),
+    ("attacks",),
+)
 
 
 def module_name(path: Path) -> str:
@@ -108,6 +117,37 @@ def test_library_never_imports_the_command_line():
     bad = sorted(f"{mod} imports {dep}" for mod, deps in g.items() if not _is_front_end(mod)
                  for dep in deps if _is_front_end(dep))
     assert not bad, "library modules reaching up into the CLI: " + "; ".join(bad)
+
+
+def layer_of(mod: str) -> int | None:
+    """The layer index of ``dptext.<area>[...]``, or None for a module outside the layered core."""
+    parts = mod.split(".")
+    area = parts[1] if len(parts) > 1 else None
+    return next((i for i, names in enumerate(LAYERS) if area in names), None)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    out = []
+    for mod, deps in graph.items():
+        lo = layer_of(mod)
+        for dep in deps:
+            hi = layer_of(dep)
+            if lo is not None and hi is not None and hi > lo:
+                out.append(f"{mod} imports {dep}")
+    return sorted(out)
+
+
+def test_the_layer_rule_is_read_correctly():
+    assert layer_of("dptext.spaces.base") == 1 and layer_of("dptext.attacks") == 4 and layer_of("dptext.cli.core") is None
+    fake = {"dptext.spaces.base": {"dptext.mechanisms.calibration", "dptext.cache"},
+            "dptext.attacks.knn": {"dptext.mechanisms.base"}, "dptext.cli.core": {"dptext.attacks.knn"}}
+    assert upward_imports(fake) == ["dptext.spaces.base imports dptext.mechanisms.calibration"]
+
+
+def test_no_upward_imports_between_layers():
+    """spaces < mechanisms < privacy < attacks, function-level imports included."""
+    bad = upward_imports(import_graph())
+    assert not bad, "imports reaching up a layer: " + "; ".join(bad)
 
 
 def test_every_cli_area_is_registered():

@@ -2,7 +2,8 @@
 
 Location: ``$DPTEXT_CACHE_DIR`` if set, else ``~/.cache/dptext``. Entries are
 binary (``.npy`` files, a directory of them for a set of arrays, or a small
-``.npz``), keyed by a hash of everything that went into them, and written
+``.npz``), keyed by a hash of everything that went into them plus the version of the
+code that built them (:func:`entry_path`), and written
 atomically (temp file or directory + rename) so a crash never leaves a
 half-written entry behind. Large arrays are opened memory-mapped, so every
 process on a machine shares one copy of their pages.
@@ -39,8 +40,16 @@ def file_fingerprint(path: str | os.PathLike) -> dict:
     return {"path": os.path.basename(str(path)), "size": st.st_size, "mtime": int(st.st_mtime)}
 
 
-def entry_path(kind: str, name: str, key: str, suffix: str = ".npz") -> Path:
-    return cache_dir() / kind / f"{name}-{key}{suffix}"
+def entry_path(kind: str, name: str, key: str, suffix: str = ".npz", *, version: int) -> Path:
+    """``<cache>/<kind>/<name>-v<version>-<key><suffix>``.
+
+    ``version`` is the builder's algorithm version, a constant beside the code that builds the entry:
+    bump it with any change to what the builder computes, so that a fix reaches every existing cache
+    (a stale entry is never found again) instead of only fresh ones. It is required: no entry without one.
+    """
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"cache entry {kind}/{name}: version must be a positive int, got {version!r}")
+    return cache_dir() / kind / f"{name}-v{version}-{key}{suffix}"
 
 
 @contextmanager

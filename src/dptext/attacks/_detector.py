@@ -30,6 +30,7 @@ from dptext import cache
 from dptext.errors import DPTextError
 
 MAX_LEN = 128
+DETECTOR_VERSION = 1  # bump when training or the saved layout changes (cache entries)
 
 
 MODES = ("frozen", "finetune")
@@ -205,4 +206,4 @@ class Detector:
 
 
 def detector_path(key: str):
-    return cache.entry_path("attacks", "detector", key, ".safetensors")
+    return cache.entry_path("attacks", "detector", key, ".safetensors", version=DETECTOR_VERSION)

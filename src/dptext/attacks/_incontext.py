@@ -15,8 +15,8 @@ fastest first:
   ``Pr(y | x) = Pr(bucket b_x(y)) / |b_x(y)|``;
 * Stencil: ``v(x) = v(c) + f_i·(φ(x) − φ(c_i))`` (linear in the centre unit), the
   output is the cosine-nearest unit of ``V \\ {x}``, so ``Pr(y | x) = 1[NN(v(x)) = y]``,
-  one batched nearest-neighbour search per chunk of candidates (:func:`stencil_column`, which
-  Stencil's override calls);
+  one batched nearest-neighbour search per chunk of candidates (``Stencil.column_in_context``,
+  in ``dptext.mechanisms.stencil``);
 * any other contextual mechanism (the default): its exact ``_row_in_context`` once per candidate.
 
 Cost per target is ``|candidates| × |V|`` utility entries (Cape) or a
@@ -31,7 +31,7 @@ import numpy as np
 from dptext.mechanisms._contextual import substitute
 from dptext.text import Segmentation
 
-__all__ = ["column_in_context", "is_contextual", "observed_columns", "stencil_column", "substitute"]
+__all__ = ["column_in_context", "is_contextual", "observed_columns", "substitute"]
 
 
 def is_contextual(mechanism) -> bool:
@@ -42,28 +42,6 @@ def is_contextual(mechanism) -> bool:
     from dptext.mechanisms._contextual import ContextualMechanism
 
     return isinstance(mechanism, ContextualMechanism)
-
-
-def stencil_column(mech, seg, i: int, cand: np.ndarray, y: int, chunk: int = 256) -> np.ndarray:
-    """Stencil's exact column: ``1[NN(v(c) + f_i·(φ(x) − φ(c_i))) = y]`` per candidate ``x`` (module doc)."""
-    cand = np.asarray(cand, dtype=np.int64)
-    space = mech.space
-    v0, defined = mech.quasi_embeddings(seg, np.asarray([i], dtype=np.int64))
-    if not defined[0]:  # no weight anywhere: uniform over V \ {x}
-        return np.where(cand == y, 0.0, 1.0 / (space.size - 1))
-    x0 = space.lookup(seg.pieces[i].text)
-    # the centre weight f_i, from linearity: substitute a probe unit and compare
-    probe = int(cand[0]) if int(cand[0]) != x0 else int(cand[-1])
-    v1, _ = mech.quasi_embeddings(substitute(seg, i, space.units[probe]), np.asarray([i], dtype=np.int64))
-    diff = space.embeddings[probe].astype(np.float64) - space.embeddings[x0]
-    f_i = float(np.dot(v1[0] - v0[0], diff) / max(np.dot(diff, diff), 1e-30)) if probe != x0 else 0.0
-    out = np.empty(len(cand), dtype=np.float64)
-    emb = space.embeddings
-    for s in range(0, len(cand), chunk):
-        c = cand[s : s + chunk]
-        v = v0 + np.float32(f_i) * (emb[c].astype(np.float32) - emb[x0].astype(np.float32))
-        out[s : s + len(c)] = mech.best_cosine(v.astype(np.float32), c) == y
-    return out
 
 
 def column_in_context(mech, seg: Segmentation, i: int, cand: np.ndarray, y: int, *, chunk: int = 256) -> np.ndarray:

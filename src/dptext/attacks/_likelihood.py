@@ -22,6 +22,8 @@ import numpy as np
 
 from dptext import cache
 
+TABLE_VERSION = 3  # bump when the likelihood table changes (cache entries)
+
 
 def transition_rows(mechanism, ids: np.ndarray) -> np.ndarray:
     return np.asarray(mechanism.transition_rows(ids), dtype=np.float64)
@@ -49,7 +51,7 @@ class Likelihood:
 
     def _key(self) -> str:
         probe = transition_rows(self.mech, self.cand[:1])[0] if len(self.cand) else np.zeros(1)
-        return cache.key_of("likelihood", 3, self.mech.settings(), self.space.cache_key,
+        return cache.key_of("likelihood", self.mech.settings(), self.space.cache_key,
                             cache.key_of(self.cand.tolist()), cache.key_of(self.support.tolist()),
                             np.round(probe[self.support][:256], 12).tolist())
 
@@ -57,7 +59,8 @@ class Likelihood:
         """Set-up in table mode: all candidate rows over the output support."""
         if self.streaming or self.table is not None:
             return
-        path = cache.entry_path("attacks", "likelihood-" + self.mech.name.replace("+", "plus"), self._key(), ".npy")
+        path = cache.entry_path("attacks", "likelihood-" + self.mech.name.replace("+", "plus"), self._key(), ".npy",
+                                version=TABLE_VERSION)
         if path.exists():
             self.table = np.asarray(cache.load_npy(path, mmap=False))
             return

@@ -21,6 +21,7 @@ from dptext.attacks.base import Attack, Observed, register_attack
 from dptext.errors import DPTextError
 
 TABLE_LIMIT = 4e8  # |support| x |domain| distance entries for a precomputed table
+TABLE_VERSION = 1  # bump when the precomputed table changes (cache entries)
 
 
 def top_k_rows(space, rows: np.ndarray, domain: np.ndarray, k: int, skip_self: bool,
@@ -66,7 +67,7 @@ class KNNAttack(Attack):
             return
         key = cache.key_of("knn", self.space.name, self.space.cache_key, self.k, self.skip_self, self.metric,
                            cache.key_of(self.domain.tolist()), cache.key_of(self.support.tolist()))
-        path = cache.entry_path("attacks", "knn-" + self.space.name, key, ".npy")
+        path = cache.entry_path("attacks", "knn-" + self.space.name, key, ".npy", version=TABLE_VERSION)
         if path.exists():
             table = np.asarray(cache.load_npy(path, mmap=False))
         else:

@@ -101,7 +101,9 @@ def spaces(
         s = get_space(build, progress=prog)
     how = f"built in {s.build_seconds:.1f}s" if s.build_seconds is not None else f"loaded in {s.load_seconds:.2f}s"
     typer.echo(f"{s.name}: {s.size} units x {s.dim} dims, {how}, cache {s.cache_path}")
-    typer.echo(calibration_line(s.describe(calibrate=True).get("calibration")))
+    from dptext.mechanisms.calibration import describe_space
+
+    typer.echo(calibration_line(describe_space(s, calibrate=True).get("calibration")))
 
 
 def calibration_line(cal: dict | None) -> str:

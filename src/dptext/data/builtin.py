@@ -130,7 +130,7 @@ def _wiki_items(max_per_article: int) -> tuple[list[str], list[str], list[str]]:
 
     path = _asset("gensim", "test", "test_data", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
     key = cache.key_of("wiki", CLEAN_VERSION, max_per_article, cache.file_fingerprint(path))
-    entry = cache.entry_path("data", "wiki", key)
+    entry = cache.entry_path("data", "wiki", key, version=CLEAN_VERSION)
     if entry.exists():
         arr = cache.load_npz(entry)
         return arr["docs"].tolist(), arr["refs"].tolist(), arr["ids"].tolist()

@@ -44,6 +44,9 @@ from dptext import cache
 from dptext.errors import DPTextError
 from dptext.text import Piece, Segmentation
 
+CANDIDATES_VERSION = 1  # bump when the unit -> device token mapping changes (cache entries)
+
+
 def piece_byte_starts(seg: Segmentation) -> np.ndarray:
     """Byte offset, in ``seg.join()``, where each piece's unit text starts."""
     render = type(seg)
@@ -150,7 +153,8 @@ class CausalLlamaDevice(DeviceModel):
                 ids[ids[:, 1] < 0, 1] = ids[ids[:, 1] < 0, 0]
             else:
                 path = cache.entry_path("cape", f"candidates-{space.name}",
-                                        cache.key_of(self.fingerprint(), space.cache_key), ".npy")
+                                        cache.key_of(self.fingerprint(), space.cache_key), ".npy",
+                                        version=CANDIDATES_VERSION)
                 if path.exists():
                     self._cands[space.cache_key] = cache.load_npy(path, mmap=False)
                     return self._cands[space.cache_key]

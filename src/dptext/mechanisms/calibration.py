@@ -200,8 +200,8 @@ def calibrate(space, unit: str = UNIT, targets=TARGETS, ratio: float = RATIO, n_
 
 
 def _path(space, unit: str):
-    key = cache.key_of(space.cache_key, unit, TARGETS, RATIO, N_DRAWS, SEED, VERSION)
-    return cache.entry_path("spaces", f"{space.name}-rantext-noise", key, ".npz")
+    key = cache.key_of(space.cache_key, unit, TARGETS, RATIO, N_DRAWS, SEED)
+    return cache.entry_path("spaces", f"{space.name}-rantext-noise", key, ".npz", version=VERSION)
 
 
 def noise_calibration(space, unit: str = UNIT, *, compute: bool = True) -> Calibration | None:
@@ -221,6 +221,19 @@ def noise_calibration(space, unit: str = UNIT, *, compute: bool = True) -> Calib
                    threshold=np.asarray(cal.threshold), targets=np.asarray(cal.targets),
                    solved=np.asarray(cal.solved_z), achieved=np.asarray(cal.achieved))
     return cal
+
+
+def describe_space(space, *, calibrate: bool = False) -> dict:
+    """``space.describe()`` plus RANTEXT's noise curve for it: the cached calibration, computed here when
+    ``calibrate`` is true, else None (``{"error": ...}`` for a space without the calibration unit)."""
+    out = space.describe()
+    try:
+        cal = noise_calibration(space, compute=calibrate)
+    except Exception as exc:  # a space without the calibration unit
+        out["calibration"] = {"error": str(exc)}
+    else:
+        out["calibration"] = cal.to_dict() if cal is not None else None
+    return out
 
 
 def noise_curve(space, noise: str = "calibrated", unit: str = UNIT) -> tuple[NoiseCurve, Calibration | None]:

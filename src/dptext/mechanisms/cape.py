@@ -15,7 +15,7 @@ For the unit ``x`` at position ``i`` of the prompt and every candidate ``t ∈ V
 Stopwords and punctuation are kept. ``privacy().bound`` is the proven worst
 case of this mechanism between any two inputs in the same context,
 ``−ln(1 + e^{−ε/2}) + max_m [ln(1 + Σ_{i=N_b−m+1}^{N_b} e^{ε·i/(2N_b)}) + ln(|V| − m)]``
-(derivation in :mod:`dptext.privacy.claims` and docs/algorithms.md). The perturb
+(derivation in :mod:`dptext.mechanisms.cape_bounds` and docs/algorithms.md). The perturb
 report lists, per perturbed unit, the proven loss of that unit's actual row
 against any other input (``unit_epsilon_proven``) beside the paper's statement
 ``ε + ln(max_k |b_k| / min_k |b_k|)`` (``unit_epsilon_cape_thm41``), which is not a
@@ -42,10 +42,11 @@ from dptext.mechanisms._contextual import ContextualMechanism
 from dptext.mechanisms._device import CausalLlamaDevice, DeviceModel
 from dptext.mechanisms.base import PrivacyClaim
 from dptext.mechanisms.registry import register
-from dptext.privacy.claims import cape_bound, cape_thm41, cape_unit_bound
+from dptext.mechanisms.cape_bounds import cape_bound, cape_thm41, cape_unit_bound
 from dptext.resources import is_stopword
 
 CHUNK = 64  # positions per utility matrix (bounds memory at CHUNK x |V|)
+CLIP_VERSION = 1  # bump when the clip calibration changes (cache entries)
 CALIBRATION_TEXT = (
     "The committee met on Tuesday to review the budget for the new hospital wing. "
     "Several members raised concerns about rising construction costs and delays. "
@@ -91,7 +92,8 @@ def calibrate_clip(device: DeviceModel, space, texts=None, *, quantile: float = 
 
 def saved_clip_path(device: DeviceModel, space):
     """Where ``dptext cape-calibrate --save`` stores the default ``B`` for a device and space."""
-    return cache.entry_path("cape", "clip-saved", cache.key_of(device.fingerprint(), space.cache_key), ".npy")
+    return cache.entry_path("cape", "clip-saved", cache.key_of(device.fingerprint(), space.cache_key), ".npy",
+                            version=CLIP_VERSION)
 
 
 def cached_clip(device: DeviceModel, space, *, quantile: float = 1.0) -> float:
@@ -101,7 +103,7 @@ def cached_clip(device: DeviceModel, space, *, quantile: float = 1.0) -> float:
         return float(np.load(saved))
     key = cache.key_of(device.fingerprint(), space.cache_key, quantile,
                        hashlib.sha256(CALIBRATION_TEXT.encode()).hexdigest())
-    path = cache.entry_path("cape", "clip", key, ".npy")
+    path = cache.entry_path("cape", "clip", key, ".npy", version=CLIP_VERSION)
     if path.exists():
         return float(np.load(path))
     b = calibrate_clip(device, space, quantile=quantile)

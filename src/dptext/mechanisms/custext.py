@@ -30,6 +30,7 @@ from dptext.resources import is_stopword
 
 STRATEGIES = ("conservative", "aggressive")
 SIMILARITIES = ("cosine", "euclidean")
+LISTS_VERSION = 1  # bump when build_lists or the list similarities change (cache entries)
 
 
 def _scores(space, rows, cols, similarity):
@@ -105,8 +106,8 @@ class CusText(Mechanism):
     def _load_lists(self, progress) -> tuple[np.ndarray, np.ndarray]:
         """Lists and their similarities (ε-independent), cached as ``.npy`` and memory-mapped."""
         key = cache.key_of(self.space.cache_key, self.k, self.strategy, self.similarity, self._corpus_key)
-        path = cache.entry_path("custext", self.space.name, key, ".npy")
-        spath = cache.entry_path("custext", self.space.name + "-sims", key, ".npy")
+        path = cache.entry_path("custext", self.space.name, key, ".npy", version=LISTS_VERSION)
+        spath = cache.entry_path("custext", self.space.name + "-sims", key, ".npy", version=LISTS_VERSION)
         if not path.exists():
             lists = build_lists(self.space, self.vocab_mask, self.freqs, self.k, self.strategy, self.similarity,
                                 progress)

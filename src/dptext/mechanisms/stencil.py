@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from dptext.errors import DPTextError
-from dptext.mechanisms._contextual import ContextualMechanism
+from dptext.mechanisms._contextual import ContextualMechanism, substitute
 from dptext.mechanisms._fastnn import NPROBE, ann_best_match, exact_best_match
 from dptext.mechanisms.base import PrivacyClaim
 from dptext.mechanisms.registry import register
@@ -123,8 +123,6 @@ class StencilBase(ContextualMechanism):
 
     def column_in_context(self, seg, i: int, cand: np.ndarray, y: int, *, chunk: int = 256) -> np.ndarray:
         """Exact column ``1[NN(v with x at i) = y]`` per candidate ``x`` (linear in ``φ(x)``; attacks' view)."""
-        from dptext.attacks._incontext import stencil_column
-
         return stencil_column(self, seg, i, cand, y, chunk)
 
     def best_cosine(self, v: np.ndarray, exclude: np.ndarray) -> np.ndarray:
@@ -155,3 +153,25 @@ class PunctuatedStencil(StencilBase):
 
     punctuated = True
     default_sigma = 1.0
+
+
+def stencil_column(mech, seg, i: int, cand: np.ndarray, y: int, chunk: int = 256) -> np.ndarray:
+    """Stencil's exact column: ``1[NN(v(c) + f_i·(φ(x) − φ(c_i))) = y]`` per candidate ``x`` (``v`` is linear in the centre unit)."""
+    cand = np.asarray(cand, dtype=np.int64)
+    space = mech.space
+    v0, defined = mech.quasi_embeddings(seg, np.asarray([i], dtype=np.int64))
+    if not defined[0]:  # no weight anywhere: uniform over V \ {x}
+        return np.where(cand == y, 0.0, 1.0 / (space.size - 1))
+    x0 = space.lookup(seg.pieces[i].text)
+    # the centre weight f_i, from linearity: substitute a probe unit and compare
+    probe = int(cand[0]) if int(cand[0]) != x0 else int(cand[-1])
+    v1, _ = mech.quasi_embeddings(substitute(seg, i, space.units[probe]), np.asarray([i], dtype=np.int64))
+    diff = space.embeddings[probe].astype(np.float64) - space.embeddings[x0]
+    f_i = float(np.dot(v1[0] - v0[0], diff) / max(np.dot(diff, diff), 1e-30)) if probe != x0 else 0.0
+    out = np.empty(len(cand), dtype=np.float64)
+    emb = space.embeddings
+    for s in range(0, len(cand), chunk):
+        c = cand[s : s + chunk]
+        v = v0 + np.float32(f_i) * (emb[c].astype(np.float32) - emb[x0].astype(np.float32))
+        out[s : s + len(c)] = mech.best_cosine(v.astype(np.float32), c) == y
+    return out

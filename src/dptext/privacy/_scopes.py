@@ -212,7 +212,7 @@ def list_sharing(lists: np.ndarray, domain: np.ndarray) -> dict:
 def cape_context_pairs(mech, contexts, positions_per_context: int, alternatives: int, rng) -> tuple[list, dict]:
     """Cape pairs in real prompts (see the module docstring); also the paper-statement excess per pair."""
     from dptext.mechanisms.cape import bucket_law, rows_from_law
-    from dptext.privacy.claims import cape_thm41
+    from dptext.mechanisms.cape_bounds import cape_thm41
 
     out, over_thm, n_ctx = [], [], 0
     domain = np.flatnonzero(mech.input_mask)

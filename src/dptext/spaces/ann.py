@@ -65,7 +65,7 @@ def search_form(space, metric: str) -> tuple[float, np.ndarray, np.ndarray | Non
 
 def index_paths(space, metric: str):
     key = cache.key_of(space.cache_key, "ivf", VERSION, metric, n_lists(space.size))
-    meta = cache.entry_path("spaces", f"{space.name}-ivf-{metric}", key, ".npz")
+    meta = cache.entry_path("spaces", f"{space.name}-ivf-{metric}", key, ".npz", version=VERSION)
     return meta, meta.with_name(meta.name[: -len(".npz")] + "-rows.npy")
 
 

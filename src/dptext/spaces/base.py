@@ -23,6 +23,7 @@ from dptext.text import Segmentation
 
 
 PAIR_CHUNK = 512  # pairs per block in pair_distances
+DMAX_VERSION = 1  # bump when d_max's computation changes (cache entries)
 
 
 class EmbeddingSpace(ABC):
@@ -60,7 +61,7 @@ class EmbeddingSpace(ABC):
     @property
     def cache_path(self):
         """The cache entry: a directory of ``.npy`` arrays (units, embeddings, freq, lookup tables, ...)."""
-        return cache.entry_path("spaces", self.name, self.cache_key, "")
+        return cache.entry_path("spaces", self.name, self.cache_key, "", version=self.version)
 
     def is_cached(self) -> bool:
         return self.cache_path.is_dir()
@@ -271,7 +272,7 @@ class EmbeddingSpace(ABC):
         scan stops once ``‖φ_i − c‖ + max_j ‖φ_j − c‖`` (an upper bound on any
         distance from row ``i`` on) cannot beat the best distance found.
         """
-        path = cache.entry_path("spaces", self.name + "-dmax", self.cache_key, ".npy")
+        path = cache.entry_path("spaces", self.name + "-dmax", self.cache_key, ".npy", version=DMAX_VERSION)
         if path.exists():
             return float(np.load(path))
         e = self.embeddings.astype(np.float64)
@@ -285,23 +286,12 @@ class EmbeddingSpace(ABC):
         cache.save_npy(path, np.asarray(best))
         return best
 
-    def describe(self, *, calibrate: bool = False) -> dict:
-        """What the space is and what is cached for it, including RANTEXT's noise calibration.
-
-        ``calibration`` is the fitted noise curve (``dptext.mechanisms.calibration``) when it is
-        cached, or computed here when ``calibrate`` is true; otherwise None.
-        """
-        from dptext.mechanisms.calibration import noise_calibration
-
+    def describe(self) -> dict:
+        """What the space is and what is cached for it, with its size (RANTEXT's noise calibration, which
+        belongs to the mechanism layer, is added by ``dptext.mechanisms.calibration.describe_space``)."""
         out = self.info()
         self.load()
         out.update(size=self.size, dim=self.dim)
-        try:
-            cal = noise_calibration(self, compute=calibrate)
-        except Exception as exc:  # a space without the calibration unit
-            out["calibration"] = {"error": str(exc)}
-        else:
-            out["calibration"] = cal.to_dict() if cal is not None else None
         return out
 
     def info(self) -> dict:

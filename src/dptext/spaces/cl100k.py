@@ -21,6 +21,8 @@ import numpy as np
 from dptext.spaces.base import EmbeddingSpace
 from dptext.text import Segmentation, split_leading_ws
 
+RANKS_VERSION = 1  # bump when the saved rank table changes (cache entries)
+
 
 @functools.lru_cache(maxsize=1)
 def cl100k():
@@ -50,8 +52,8 @@ def _cl100k_config() -> dict:
     from dptext import cache
 
     data = offline._get_data_path("cl100k_base.tiktoken")
-    key = cache.key_of("cl100k-ranks", 1, cache.file_fingerprint(data), tiktoken.__version__)
-    path = cache.entry_path("tokenizers", "cl100k_base", key, "")
+    key = cache.key_of("cl100k-ranks", cache.file_fingerprint(data), tiktoken.__version__)
+    path = cache.entry_path("tokenizers", "cl100k_base", key, "", version=RANKS_VERSION)
     if path.is_dir():
         a = cache.load_arrays(path)
         blob, offs = a["bytes"].tobytes(), a["offsets"].tolist()

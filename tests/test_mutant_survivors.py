@@ -15,6 +15,7 @@ import pytest
 from stats import chi2_pvalue
 
 from dptext.mechanisms.cape_bounds import cape_floor_log, cape_unit_bound, cape_upper_log
+from dptext.spaces.glove import GloveSpace
 
 DOC = "My name is Maria Gonzalez and I live on Elm Street in Springfield. My blood tests showed type 2 diabetes."
 CONTEXT = "My doctor said the biopsy results from the hospital were normal, so we celebrated with dinner."
@@ -200,3 +201,43 @@ def test_cape_unit_bound_takes_whichever_side_is_larger():
     assert a[0] > a[1] and b[1] > b[0]  # each row exercises a different side
     got = cape_unit_bound(eps, nb, np.array([peaked[0], spread[0]]), np.array([peaked[1], spread[1]]))
     np.testing.assert_allclose(got, [max(a), max(b)], rtol=1e-12)
+
+
+# ----- found by benchmarks/mutants.py: the noise mapper's noise law ------------------------------------------
+def test_noise_mapper_noise_has_density_proportional_to_exp_minus_eta_norm():
+    """``p(z) ∝ exp(−η‖z‖)`` in N dimensions: the radius has density ∝ r^(N−1)·e^(−ηr), a Gamma(N, 1/η) law
+    (mean N/η), and the direction is uniform on the sphere (mean unit vector 0, |cos| to any axis ~ 1/√N)."""
+    from scipy import stats as st
+
+    from dptext.mechanisms import get_mechanism
+
+    space = GloveSpace(size=300).load()
+    eta, n, dim = 4.0, 20_000, space.dim
+    z = get_mechanism("noise-mapper", eta=eta, space=space, seed=0).noise(n, np.random.default_rng(9))
+    r = np.linalg.norm(z, axis=1)
+    assert st.kstest(r, st.gamma(a=dim, scale=1.0 / eta).cdf).pvalue > 1e-3
+    assert abs(r.mean() - dim / eta) < 4 * math.sqrt(dim) / eta / math.sqrt(n)
+    u = z / r[:, None]
+    assert np.abs(u.mean(axis=0)).max() < 5 / math.sqrt(n)  # no preferred direction
+
+
+def test_noise_mapper_table_shortcut_gives_the_brute_force_nearest_unit():
+    """The neighbour-table shortcut may answer only when no unit outside the table can be nearer (the
+    triangle inequality with the noise radius); at noise scales around the table's edge it must still agree
+    with a brute-force search over every unit."""
+    from dptext.mechanisms import get_mechanism
+
+    space = GloveSpace(size=300).load()
+    e = np.asarray(space.embeddings, dtype=np.float64)
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, space.size, 1000)
+    for eta in (5.0, 20.0, 80.0):
+        nm = get_mechanism("noise-mapper", eta=eta, space=space, k=8, seed=0)
+        z = nm.noise(len(x), rng)
+        q = (e[x] + z).astype(np.float32)
+        got = nm._nearest(q, x, np.linalg.norm(z, axis=1))
+        q64 = q.astype(np.float64)
+        d = np.sqrt(np.maximum((q64**2).sum(1)[:, None] - 2 * q64 @ e.T + (e**2).sum(1)[None, :], 0.0))
+        d[np.arange(len(x)), x] = np.inf  # the original unit is excluded
+        rows = np.arange(len(x))
+        np.testing.assert_allclose(d[rows, got], d.min(axis=1), rtol=1e-5, atol=1e-5)

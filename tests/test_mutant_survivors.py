@@ -222,22 +222,80 @@ def test_noise_mapper_noise_has_density_proportional_to_exp_minus_eta_norm():
 
 
 def test_noise_mapper_table_shortcut_gives_the_brute_force_nearest_unit():
-    """The neighbour-table shortcut may answer only when no unit outside the table can be nearer (the
-    triangle inequality with the noise radius); at noise scales around the table's edge it must still agree
-    with a brute-force search over every unit."""
+    """The neighbour-table shortcut may answer only when no unit outside the table can be nearer (the triangle
+    inequality with the noise radius). Noise of radius 0.3 and 0.6 times each unit's table edge, in random
+    directions, is where a unit beyond the table can win: every answer must equal a brute-force search."""
     from dptext.mechanisms import get_mechanism
 
     space = GloveSpace(size=300).load()
     e = np.asarray(space.embeddings, dtype=np.float64)
     rng = np.random.default_rng(3)
-    x = rng.integers(0, space.size, 1000)
-    for eta in (5.0, 20.0, 80.0):
-        nm = get_mechanism("noise-mapper", eta=eta, space=space, k=8, seed=0)
-        z = nm.noise(len(x), rng)
+    nm = get_mechanism("noise-mapper", eta=1.0, space=space, k=8, seed=0)
+    x = rng.integers(0, space.size, 2000)
+    edge = np.asarray(nm.table.rows(x)[1][:, -1], dtype=np.float64)
+    u = rng.standard_normal((len(x), space.dim))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    rows = np.arange(len(x))
+    for frac in (0.3, 0.6):
+        z = u * (frac * edge)[:, None]
         q = (e[x] + z).astype(np.float32)
         got = nm._nearest(q, x, np.linalg.norm(z, axis=1))
         q64 = q.astype(np.float64)
         d = np.sqrt(np.maximum((q64**2).sum(1)[:, None] - 2 * q64 @ e.T + (e**2).sum(1)[None, :], 0.0))
-        d[np.arange(len(x)), x] = np.inf  # the original unit is excluded
-        rows = np.arange(len(x))
+        d[rows, x] = np.inf  # the original unit is excluded
         np.testing.assert_allclose(d[rows, got], d.min(axis=1), rtol=1e-5, atol=1e-5)
+
+
+# ----- found by benchmarks/mutants.py: the memo is keyed by the settings ---------------------------------------
+def test_memo_never_replays_a_text_perturbed_under_other_settings(tmp_path):
+    """A replay is free only because it is the same release: the same text perturbed at another ε (or by
+    another mechanism) must be perturbed afresh and charged, not replayed from the memo."""
+    from dptext.mechanisms.spec import MechanismSpec
+    from dptext.pipeline import Sanitizer, Segment
+    from dptext.privacy.memo import Memo
+
+    memo = Memo(tmp_path / "memo.sqlite", b"m" * 32)
+    text = [Segment("the patient reported a mild headache after the long walk", True)]
+    weak = Sanitizer(MechanismSpec("rantext", epsilon=1.0), memo=memo)
+    strong = Sanitizer(MechanismSpec("rantext", epsilon=8.0), memo=memo)
+    first = weak.sanitize(text, scope="alice", rng=np.random.default_rng(1))
+    assert first.report["memo_hits"] == 0 and first.report["epsilon_spent"] == 1.0
+    other = strong.sanitize(text, scope="alice", rng=np.random.default_rng(2))
+    assert other.report["memo_hits"] == 0 and other.report["epsilon_spent"] == 8.0
+    again = weak.sanitize(text, scope="alice", rng=np.random.default_rng(3))
+    assert again.report["memo_hits"] == 1 and again.report["epsilon_spent"] == 0.0
+    assert again.texts == first.texts
+    memo.close()
+
+
+# ----- found by benchmarks/mutants.py: spans that do not tile the text fail closed ----------------------------
+@pytest.mark.parametrize("spans", [[(0, 10), (14, None)], [(0, 14), (10, None)], [(0, 20)]],
+                         ids=["gap", "overlap", "short"])
+def test_policy_spans_that_do_not_tile_the_text_fail_closed(spans):
+    """A policy whose spans leave a gap, overlap, or stop short would send those characters as they are:
+    the Sanitizer must refuse instead (PrivacyError, no text returned)."""
+    from dptext.errors import PrivacyError
+    from dptext.mechanisms.spec import MechanismSpec
+    from dptext.pipeline import Sanitizer, Segment
+    from dptext.privacy.policy import Span
+
+    text = "Margaret Thompson lives in Leeds and works at the hospital"
+
+    class Broken:
+        def plan(self, t):
+            return [Span(a, len(t) if b is None else b, True) for a, b in spans]
+
+        def describe(self):
+            return {"name": "broken"}
+
+    san = Sanitizer(MechanismSpec("rantext", epsilon=2.0), policy=Broken())
+    with pytest.raises(PrivacyError):
+        san.sanitize([Segment(text, True)], rng=np.random.default_rng(0))
+
+
+def test_cape_thm41_reads_only_non_empty_buckets():
+    """The paper's per-unit statement ε + ln(max|b_k| / min|b_k|) is over the input's non-empty buckets."""
+    from dptext.mechanisms.cape_bounds import cape_thm41
+
+    counts = np.array([[5, 0, 3, 0, 12], [7, 7, 7, 7, 7], [0, 0, 40, 0, 0]])
+    np.testing.assert_allclose(cape_thm41(2.5, counts), [2.5 + math.log(12 / 3), 2.5, 2.5], rtol=1e-12)

@@ -156,7 +156,11 @@ class PunctuatedStencil(StencilBase):
 
 
 def stencil_column(mech, seg, i: int, cand: np.ndarray, y: int, chunk: int = 256) -> np.ndarray:
-    """Stencil's exact column: ``1[NN(v(c) + f_i·(φ(x) − φ(c_i))) = y]`` per candidate ``x`` (``v`` is linear in the centre unit)."""
+    """Stencil's exact column: ``1[NN(v(c) + f_i·(φ(x) − φ(c_i))) = y]`` per candidate ``x``.
+
+    ``v`` is linear in the centre unit, so one probe substitution gives ``f_i``; then one batched
+    nearest-neighbour search per chunk of candidates (the attacks' in-context columns use it).
+    """
     cand = np.asarray(cand, dtype=np.int64)
     space = mech.space
     v0, defined = mech.quasi_embeddings(seg, np.asarray([i], dtype=np.int64))

@@ -118,7 +118,8 @@ def build_table(space, width: int | None = None, progress=None, chunk: int = 256
 
 def _paths(space, width: int) -> dict:
     key = cache.key_of(space.cache_key, "neighbours", VERSION, width)
-    return {a: cache.entry_path("spaces", f"{space.name}-nn-{a}", key, ".npy", version=VERSION) for a in ("dist", "order", "near", "edge")}
+    return {a: cache.entry_path("spaces", f"{space.name}-nn-{a}", key, ".npy", version=VERSION)
+            for a in ("dist", "order", "near", "edge")}
 
 
 def load_table(space, progress=None, width: int | None = None) -> NeighbourTable:

@@ -92,7 +92,7 @@ MUTANTS = [
       T + "test_mutant_survivors.py", T + "test_ann.py", "-k", "noise"),
     m("mdp noise: pruning test without the radius", "mechanisms/noise.py",
       "ok = d[rows, j] <= nb_d[near, -1] - radius[near] - slack[near]", "ok = d[rows, j] <= nb_d[near, -1]",
-      T + "test_mechanisms.py", "-k", "table_sampler_exact_beyond_the_table"),
+      T + "test_mutant_survivors.py", T + "test_ann.py", "-k", "table_shortcut or exact_option"),
     m("rows: envelope weights exp(-c d / 2)", "mechanisms/_rows.py",
       "        e = np.where(diff > 0, -c * diff, 0.0)", "        e = np.where(diff > 0, -0.5 * c * diff, 0.0)",
       T + "test_mechanisms.py", "-k", "rows_sum_to_one_and_sampler_matches or table_sampler"),

@@ -142,8 +142,8 @@ MUTANTS = [
       "ok = self.audited <= self.claimed + self.tolerance", "ok = self.audited <= self.claimed * 2 + self.tolerance",
       T + "test_audit.py", "-k", "true_epsilon_above_claim_fails or metric_claim_smaller"),
     m("audit: unrestricted side not judged", "privacy/audit.py",
-      "            ok = ok and self.unrestricted <= self.unrestricted_bound + self.tolerance\n", "",
-      T + "test_audit.py", "-k", "random_list_claim_smaller or unrestricted or cape"),
+      "            ok = ok and self.unrestricted <= self.unrestricted_bound + self.tolerance\n", "            pass\n",
+      T + "test_mutant_survivors.py", T + "test_audit.py", "-k", "unrestricted or random_list_claim_smaller"),
     m("audit: passes without the goodness of fit", "privacy/audit.py",
       "return self.claim_holds and self.gof_passed and self.fidelity_passed",
       "return self.claim_holds and self.fidelity_passed",
@@ -272,7 +272,12 @@ def run(mutant: Mutant, timeout: float, python: str) -> tuple[str, float, str]:
         src = Path(tmp) / "src"
         shutil.copytree(ROOT / "src", src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         path = src / "dptext" / mutant.file
-        path.write_text(path.read_text(encoding="utf-8").replace(mutant.old, mutant.new, 1), encoding="utf-8")
+        text = path.read_text(encoding="utf-8").replace(mutant.old, mutant.new, 1)
+        try:  # a mutant that does not compile is a broken entry, not a kill
+            compile(text, str(path), "exec")
+        except SyntaxError as exc:
+            return "BROKEN", 0.0, f"does not compile: {exc.msg} (line {exc.lineno})"
+        path.write_text(text, encoding="utf-8")
         env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1",
                "DPTEXT_CACHE_DIR": overlay_cache(Path(tmp) / "cache", mutant.fresh)}
         cmd = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests]

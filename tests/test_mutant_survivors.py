@@ -299,3 +299,20 @@ def test_cape_thm41_reads_only_non_empty_buckets():
 
     counts = np.array([[5, 0, 3, 0, 12], [7, 7, 7, 7, 7], [0, 0, 40, 0, 0]])
     np.testing.assert_allclose(cape_thm41(2.5, counts), [2.5 + math.log(12 / 3), 2.5, 2.5], rtol=1e-12)
+
+
+# ----- found by benchmarks/mutants.py: the audit judges the unrestricted side too -------------------------------
+def test_audit_fails_when_only_the_unrestricted_side_exceeds_its_bound():
+    """Cape's audit compares the in-scope loss with the claim and, where judged, the loss over all pairs with
+    the proven bound: an excess on that side alone is a failed claim; unjudged, it is only reported."""
+    from dptext.privacy.audit import AuditResult
+
+    def result(unrestricted, judged):
+        return AuditResult(mechanism="m", epsilon=2.0, space="s", claim={}, kind="dp-within-set", scope_rule="r",
+                           audited=1.9, claimed=2.0, tolerance=1e-9, pairs=10, worst={}, unrestricted=unrestricted,
+                           unrestricted_pairs=10, unrestricted_infinite_share=0.0, unrestricted_bound=5.0,
+                           unrestricted_judged=judged, gof=[], gof_alpha=1e-3)
+
+    assert result(4.0, True).claim_holds and result(4.0, True).passed
+    assert not result(5.5, True).claim_holds and not result(5.5, True).passed
+    assert result(5.5, False).claim_holds  # not judged: reported only

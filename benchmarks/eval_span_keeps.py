@@ -8,7 +8,9 @@ applies none):
 
 * ``rule``: sent unchanged by a keep rule (action ``kept``, or SANTEXT+'s ``non-sensitive-kept``);
 * ``self``: drawn by the sampler and came out as the input (compared ignoring case);
-* ``expected self``: N × Σ_x Pr(x | x) of the DP branch (``dp_transition``), where the code has it.
+* ``expected self``: N × Σ_x Pr(x | x) of the DP branch (``dp_transition``; outside a span, SANTEXT+
+  draws a frequent unit with probability p only), where the code has it, and ``z`` = (self − expected)
+  / sd of that sum of Bernoulli counts.
 
 Counts are computed from the per-unit records, not from the report's counters, so the same script
 measures older code: ``PYTHONPATH=/work/main/src python benchmarks/eval_span_keeps.py`` (before) and
@@ -49,7 +51,7 @@ def run(mechanism: str, policy: str, n: int, epsilon: float, entity_epsilon: flo
     plan = [(s, e, eps) for s, e, private, eps, _, _ in san._plan(TEXT) if private and TEXT[s:e].strip()]
     fold = san.mechanism.space.case_insensitive
     counts = {"runs": n, "detected units": 0, "rule": 0, "self": 0, "expected self": None}
-    expected, have_dp = 0.0, True
+    expected, var, have_dp = 0.0, 0.0, True
     t0 = time.perf_counter()
     for i in range(n):
         out = san.sanitize([Segment(TEXT, True)], rng=rng)
@@ -73,10 +75,12 @@ def run(mechanism: str, policy: str, n: int, epsilon: float, entity_epsilon: flo
                         if policy == "all" and getattr(mech, "p", 1.0) < 1.0 and not mech.sensitive[x]:
                             p_self *= mech.p  # outside a span SANTEXT+ draws a frequent unit with prob. p only
                         expected += p_self
+                        var += p_self * (1.0 - p_self)
                     else:
                         have_dp = False
     if have_dp:
         counts["expected self"] = round(n * expected, 2)
+        counts["z"] = (counts["self"] - n * expected) / np.sqrt(n * var) if var > 0 else float("nan")
     counts["ms/run"] = round(1000 * (time.perf_counter() - t0) / n, 2)
     return counts
 
@@ -92,13 +96,14 @@ def main() -> None:
     print(f"text: {TEXT!r}; detected: {[TEXT[s:e] for s, e in detected]}; {args.runs} runs per row, "
           f"epsilon {args.epsilon:g} (tiered: {args.entity_epsilon:g} on detected spans)")
     print(f"{'mechanism':10s} {'policy':9s} {'detected units':>14s} {'kept by rule':>12s} {'drawn as self':>13s} "
-          f"{'expected self':>13s} {'ms/run':>7s}")
+          f"{'expected self':>13s} {'z':>6s} {'ms/run':>7s}")
     for mech in MECHANISMS:
         for pol in ("all", "entities", "tiered"):
             c = run(mech, pol, args.runs, args.epsilon, args.entity_epsilon, args.seed, detected)
             exp = "n/a" if c["expected self"] is None else f"{c['expected self']:.2f}"
+            z = f"{c['z']:6.2f}" if "z" in c else f"{'n/a':>6s}"
             print(f"{mech:10s} {pol:9s} {c['detected units']:14d} {c['rule']:12d} {c['self']:13d} {exp:>13s} "
-                  f"{c['ms/run']:7.2f}")
+                  f"{z} {c['ms/run']:7.2f}")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,9 @@ class Sanitized:
     """What :meth:`Sanitizer.sanitize` returns: one output text per input segment, and the report."""
 
     texts: list[str]
-    results: list[list]  # per segment: the PerturbResult of each perturbed span (empty for public segments)
+    # per segment: one PerturbResult per non-blank span of the plan, in order (a public span of an
+    # `entities` plan gets a record whose units are kept with reason "public"); empty for public segments
+    results: list[list]
     report: dict
 
     def units(self, i: int = 0) -> list[dict]:
@@ -59,8 +61,12 @@ class Sanitizer:
     ``memo``: an object with ``key(scope, settings, text) -> bytes``, ``get(key) -> str | None`` and
     ``put(key, text)``: the same private text in the same scope is then sent the same way every time.
 
+    Detected spans (a policy's spans with a ``detector``) are perturbed with ``dp_only=True``: no keep
+    rule applies inside them. ``report["units"]`` counts outcomes (perturbed, kept, self, dropped) and
+    ``report["sent_unchanged"]`` the units that left unchanged (kept by a rule or drawn as themselves).
+
     Accounting (``report["epsilon_spent"]``): the unit-level ε this call spent, i.e. the largest ε at
-    which any unit was freshly perturbed, and 0 when every private segment came from the memo. Repeats
+    which any unit was freshly drawn, and 0 when every private segment came from the memo. Repeats
     compose (basic composition): a unit sent in k fresh calls has spent the sum of those calls'
     ``epsilon_spent``, so a running sum per scope is the worst case for a unit present in every call.
     For a document-level mechanism (DP-Prompt) the ε is the mechanism's document-level bound.

@@ -394,7 +394,9 @@ class Mechanism(ABC):
         if claim is None:
             claim = self.__dict__["_claim_dict"] = self.privacy().to_dict()
         rep = {"mechanism": self.name, "epsilon": self.epsilon, "space": self.space.name, "claim": claim}
-        rep.update(result.counts())
+        counts = result.counts()
+        rep.update(counts)
+        rep["sent_unchanged"] = counts["kept"] + counts["self"]
         kept = result.kept_units()
         if kept:
             rep["kept_units"] = kept

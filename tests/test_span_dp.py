@@ -130,3 +130,17 @@ def test_tiered_epsilon_spent_is_the_largest_unit_epsilon_when_the_text_ends_in_
     out = san.sanitize([Segment("The patient was admitted by John Smith", True)], rng=np.random.default_rng(0))
     assert [s["epsilon"] for s in out.report["spans"]] == [1.0]  # the last span is the entity, at 1.0
     assert out.report["epsilon_spent"] == 2.0
+
+
+@pytest.mark.parametrize("mechanism", ["santext+", "custext+"])
+def test_keep_options_do_not_apply_inside_a_span(mechanism):
+    """``oov="keep"``, ``digits="keep"``, punctuation and stopwords: kept outside a span, never inside."""
+    mech = MechanismSpec(mechanism, epsilon=2.0, oov="keep", digits="keep").build()
+    text = "the Qzxwvbn 42 , John"
+    rng = np.random.default_rng(5)
+    outside = mech.perturb(text, rng=rng)
+    assert {u.original for u in outside.units if u.outcome == "kept"} >= {"Qzxwvbn", "42", ","}
+    for r in mech.perturb_many([text] * 50, rng=rng, dp_only=True):
+        assert all(u.action != "kept" and u.outcome != "kept" for u in r.units), r.units
+        assert all(u.output != "Qzxwvbn" for u in r.units)  # an OOV unit is dropped or replaced by one of V
+        assert [u.reason for u in r.units if u.original == "42"] == ["digits"]  # a uniform integer draw

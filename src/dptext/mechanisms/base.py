@@ -62,7 +62,8 @@ class UnitRecord:
     reason: str  # "vocab" | "punctuation" | "digits" | "oov" | "stopword" | a sampler branch (below)
     ws: str = ""
     sensitive: bool | None = None  # in the mechanism's sensitive set (SANTEXT(+)); None: no such split
-    outcome: str | None = None  # "perturbed" (changed) | "kept" (by a rule) | "self" (drawn, came out as itself) | "dropped"
+    # what was sent: "perturbed" (changed) | "kept" (by a rule) | "self" (drawn as itself) | "dropped"
+    outcome: str | None = None
 
 
 class PerturbResult:
@@ -269,7 +270,8 @@ class Mechanism(ABC):
         ``dp_only`` (a detected span): no keep rule applies. Every vocabulary unit, punctuation and
         stopwords included, is drawn by the DP branch (SANTEXT+ resamples its frequent units too);
         digit runs outside the sampler are replaced by a uniform draw, and an OOV unit is dropped or
-        replaced by a uniform unit (``oov="keep"`` acts as ``"random"``). No unit is sent as is.
+        replaced by a uniform unit (``oov="keep"`` acts as ``"random"``). No rule sends a unit as is
+        (a draw may still return it: outcome "self").
         """
         return self._perturb_texts([text], rng or self.rng, dp_only)[0]
 

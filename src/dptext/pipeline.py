@@ -99,6 +99,10 @@ class Sanitizer:
         self._lock = threading.Lock()
         settings = self.spec.to_dict() if self.spec is not None else self.mechanism.settings()
         self.settings = {**settings, "seed": None, "policy": self.policy.describe() if self.policy else "all"}
+        if policy is not None and policy.describe().get("name") != "all":
+            # part of the memo key: a perturbation memoized before spans were drawn by the DP branch only
+            # (when a detected name could be kept) is never replayed
+            self.settings["detected_spans"] = "dp-branch"
 
     def _mechanism_at(self, epsilon):
         """The mechanism at ``epsilon`` (a policy may spend a different ε on some spans)."""

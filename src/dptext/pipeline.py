@@ -42,7 +42,9 @@ class Sanitized:
     """What :meth:`Sanitizer.sanitize` returns: one output text per input segment, and the report."""
 
     texts: list[str]
-    results: list[list]  # per segment: the PerturbResult of each perturbed span (empty for public segments)
+    # per segment: one PerturbResult per non-blank span of the plan, in order (a public span of an
+    # `entities` plan gets a record whose units are kept with reason "public"); empty for public segments
+    results: list[list]
     report: dict
 
     def units(self, i: int = 0) -> list[dict]:
@@ -59,8 +61,12 @@ class Sanitizer:
     ``memo``: an object with ``key(scope, settings, text) -> bytes``, ``get(key) -> str | None`` and
     ``put(key, text)``: the same private text in the same scope is then sent the same way every time.
 
+    Detected spans (a policy's spans with a ``detector``) are perturbed with ``dp_only=True``: no keep
+    rule applies inside them. ``report["units"]`` counts outcomes (perturbed, kept, self, dropped) and
+    ``report["sent_unchanged"]`` the units that left unchanged (kept by a rule or drawn as themselves).
+
     Accounting (``report["epsilon_spent"]``): the unit-level ε this call spent, i.e. the largest ε at
-    which any unit was freshly perturbed, and 0 when every private segment came from the memo. Repeats
+    which any unit was freshly drawn, and 0 when every private segment came from the memo. Repeats
     compose (basic composition): a unit sent in k fresh calls has spent the sum of those calls'
     ``epsilon_spent``, so a running sum per scope is the worst case for a unit present in every call.
     For a document-level mechanism (DP-Prompt) the ε is the mechanism's document-level bound.
@@ -77,6 +83,11 @@ class Sanitizer:
             raise DPTextError("Sanitizer needs a MechanismSpec or a mechanism object")
         self.policy, self.memo = policy, memo
         self.claim = self.mechanism.privacy().to_dict()
+        if policy is not None and policy.describe().get("name") != "all":
+            # inside a detected span no keep rule applies (perturb(dp_only=True)): the bound covers its units
+            self.claim = {**self.claim, "scope": self.claim.get("scope", "") + "; every unit of every detected "
+                          "span is drawn by the mechanism's DP branch (no keep rule applies inside a span), so "
+                          "the claim covers all of them"}
         if policy is not None:
             if self.claim.get("kind") == "document-dp" and policy.describe().get("name") != "all":
                 raise ParameterError("policy", f"policy {policy.describe().get('name')!r} perturbs spans one by "
@@ -88,6 +99,10 @@ class Sanitizer:
         self._lock = threading.Lock()
         settings = self.spec.to_dict() if self.spec is not None else self.mechanism.settings()
         self.settings = {**settings, "seed": None, "policy": self.policy.describe() if self.policy else "all"}
+        if policy is not None and policy.describe().get("name") != "all":
+            # part of the memo key: a perturbation memoized before spans were drawn by the DP branch only
+            # (when a detected name could be kept) is never replayed
+            self.settings["detected_spans"] = "dp-branch"
 
     def _mechanism_at(self, epsilon):
         """The mechanism at ``epsilon`` (a policy may spend a different ε on some spans)."""
@@ -115,7 +130,9 @@ class Sanitizer:
             raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
 
     def _sanitize(self, segments: list[Segment], rng, scope: str, memo) -> Sanitized:
-        counts = {"perturbed": 0, "kept": 0, "dropped": 0}
+        from dptext.mechanisms.base import OUTCOMES  # perturbed, kept (by a rule), self (drawn as itself), dropped
+
+        counts = dict.fromkeys(OUTCOMES, 0)
         rep = {"private_segments": 0, "public_segments": 0, "memo_hits": 0, "kept_by_policy": 0,
                "clear_private_chars": 0, "spans": []}
         spent = 0.0
@@ -144,22 +161,29 @@ class Sanitizer:
             for start, end, private, epsilon, detector, label in self._plan(seg.text):
                 piece = seg.text[start:end]
                 if not private or not piece.strip():
-                    rep["clear_private_chars"] += len(piece.strip()) if not private else 0
+                    if not private and piece.strip():  # sent in clear by the policy: its units count as kept
+                        rep["clear_private_chars"] += len(piece.strip())
+                        res = _public(self.mechanism, piece)
+                        counts["kept"] += len(res.outcomes)
+                        seg_results.append(res)
                     out.append(piece)
                     continue
                 mech = self._mechanism_at(epsilon)
-                res = mech.perturb(piece, rng=rng)
+                # a detected span: every unit through the DP branch, no keep rule (SPEC 5, policies)
+                res = mech.perturb(piece, rng=rng, dp_only=True) if detector is not None else \
+                    mech.perturb(piece, rng=rng)
                 if not isinstance(res.text, str):
                     raise TypeError(f"mechanism returned {type(res.text).__name__}, not text")
                 c = res.counts()
                 for k in counts:
                     counts[k] += c[k]
                 rep["kept_by_policy"] += len(res.kept_units())
-                if c["perturbed"] and mech.epsilon is not None:
+                if res.n_sampled() and mech.epsilon is not None:  # a draw spends ε whatever it returned
                     spent = max(spent, float(mech.epsilon))
                 if detector is not None:
                     rep["spans"].append({"detector": detector, "label": label, "epsilon": mech.epsilon,
-                                         "units": sum(c.values())})
+                                         "units": sum(c.values()), "sent_unchanged": c["kept"] + c["self"],
+                                         "kept_by_rule": c["kept"]})
                 out.append(res.text)
                 seg_results.append(res)
             text = "".join(out)
@@ -168,7 +192,8 @@ class Sanitizer:
             texts.append(text)
             results.append(seg_results)
         report = {"mechanism": self.mechanism.name, "epsilon": self.mechanism.epsilon,
-                  "space": getattr(self.mechanism.space, "name", None), "claim": self.claim, "units": counts, **rep,
+                  "space": getattr(self.mechanism.space, "name", None), "claim": self.claim, "units": counts,
+                  "sent_unchanged": counts["kept"] + counts["self"], **rep,
                   "epsilon_spent": spent, "composition": "basic, per unit: a unit sent in k fresh requests "
                                                          "has spent k times its epsilon",
                   "unperturbed_private": 0, "no_dp_guarantee": self.no_dp_guarantee,
@@ -195,6 +220,16 @@ class Sanitizer:
         if pos != len(text):
             raise PrivacyError("policy spans do not cover the whole text")
         return out
+
+
+def _public(mech, piece: str):
+    """A record of a public span of private text: every unit sent as is (action kept, reason public)."""
+    from dptext.mechanisms.base import PerturbResult
+
+    pieces = mech.segment(piece).pieces
+    n = len(pieces)
+    return PerturbResult(piece, pieces, [p.text for p in pieces], ["kept"] * n, ["public"] * n,
+                         outcomes=["kept"] * n)
 
 
 def require_local(backend, what: str = "the local model") -> None:

@@ -71,10 +71,10 @@ def run_cell(cell: dict) -> dict:
     except Exception as exc:  # a cell never takes the sweep down; the error is recorded
         row.update(status="error", errors=_describe(exc), **{"time.total": time.perf_counter() - t0})
         return row
-    counts = {"perturbed": 0, "kept": 0, "dropped": 0}
+    counts: dict[str, int] = {}
     for r in results:
         for k, v in r.counts().items():
-            counts[k] += v
+            counts[k] = counts.get(k, 0) + v
     n_units = sum(counts.values())
     row.update({"n_docs": len(docs.documents), "n_units": n_units,
                 **{f"share.{k}": v / max(n_units, 1) for k, v in counts.items()}})

@@ -91,8 +91,9 @@ def privacy_policy(settings: dict | None):
 
 def unit_summary(counts: dict, oov: str) -> str:
     """One line: what happened to the units (so that dropped words never vanish without notice)."""
-    line = (f"dptext: {counts.get('perturbed', 0)} units perturbed, {counts.get('kept', 0)} kept, "
-            f"{counts.get('dropped', 0)} dropped")
+    kept, same = counts.get("kept", 0), counts.get("self", 0)
+    line = (f"dptext: {counts.get('perturbed', 0)} units perturbed, {kept + same} sent unchanged "
+            f"({kept} kept by rule, {same} drawn as themselves), {counts.get('dropped', 0)} dropped")
     if counts.get("dropped", 0) and oov == "drop":
         line += " (out of vocabulary; --oov keep or --oov random to change)"
     return line

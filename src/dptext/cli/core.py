@@ -42,7 +42,8 @@ def perturb(
 ):
     """Perturb every unit of TEXT with a DP mechanism and print the result.
 
-    A one-line summary (units perturbed, kept, dropped) goes to stderr.
+    A one-line summary goes to stderr: units perturbed (sent changed), sent unchanged (kept by a rule
+    or drawn as themselves) and dropped.
     """
     spec = mechanism_spec(mechanism, epsilon, space=space, seed=seed, oov=oov, digits=digits, params=param)
     pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))

@@ -44,6 +44,7 @@ class ContextualMechanism(Mechanism):
         super().__init__(**kwargs)
         self._lock = threading.RLock()
         self._active: Segmentation | None = None
+        self._dp_only = False  # set by perturb(dp_only=True) for the call (a detected span)
 
     # ----- what a contextual mechanism provides ------------------------------------------------------
     @abstractmethod
@@ -56,13 +57,13 @@ class ContextualMechanism(Mechanism):
         """Exact ``Pr(y | x = unit i at position pos of seg)`` over V."""
 
     # ----- hooks into Mechanism.perturb --------------------------------------------------------------
-    def perturb(self, text, *, rng: np.random.Generator | None = None):
+    def perturb(self, text, *, rng: np.random.Generator | None = None, dp_only: bool = False):
         with self._lock:
-            self._active = None
+            self._active, self._dp_only = None, dp_only
             try:
-                return super().perturb(text, rng=rng)
+                return super().perturb(text, rng=rng, dp_only=dp_only)
             finally:
-                self._active = None
+                self._active, self._dp_only = None, False
 
     def segment(self, text) -> Segmentation:
         seg = super().segment(text)
@@ -74,8 +75,13 @@ class ContextualMechanism(Mechanism):
         idx = self.space.lookup_many([p.text for p in seg.pieces])
         mask = self.input_mask
         pos = []
+        dp_only = self._dp_only and seg is self._active  # a detected span: no keep rule
         for i, piece in enumerate(seg.pieces):
             t = piece.text
+            if dp_only:
+                if self._dp_policy_of(t) is None and idx[i] >= 0 and mask[idx[i]]:
+                    pos.append(i)
+                continue
             if self.punctuation == "keep" and is_punctuation(t):
                 continue
             if self.digits != "vocab" and is_digits(t):

@@ -62,6 +62,8 @@ class UnitRecord:
     reason: str  # "vocab" | "punctuation" | "digits" | "oov" | "stopword" | a sampler branch (below)
     ws: str = ""
     sensitive: bool | None = None  # in the mechanism's sensitive set (SANTEXT(+)); None: no such split
+    # what was sent: "perturbed" (changed) | "kept" (by a rule) | "self" (drawn as itself) | "dropped"
+    outcome: str | None = None
 
 
 class PerturbResult:
@@ -73,28 +75,47 @@ class PerturbResult:
     sensitive split (SANTEXT, SANTEXT+), the branch it took: "sensitive" (resampled),
     "non-sensitive-kept" (kept with probability 1 − p) or "non-sensitive-resampled".
     ``sensitive`` is True/False for units that reached such a sampler, None otherwise.
+
+    ``outcome`` is what was *sent*, whatever the branch: "perturbed" (the output differs from the
+    input), "kept" (sent unchanged by a rule: punctuation, stopword, digits/OOV ``keep``, SANTEXT+'s
+    non-sensitive keep), "self" (sent unchanged because a random draw returned the input itself) or
+    "dropped". :meth:`counts` counts outcomes, so a unit sent unchanged is never counted as perturbed.
     """
 
-    __slots__ = ("text", "privacy", "_pieces", "_outputs", "_actions", "_reasons", "_sensitive", "_units")
+    __slots__ = ("text", "privacy", "_pieces", "_outputs", "_actions", "_reasons", "_sensitive", "_outcomes",
+                 "_units")
 
     def __init__(self, text: str, pieces, outputs, actions, reasons, privacy: dict | None = None,
-                 sensitive=None) -> None:
+                 sensitive=None, outcomes=None) -> None:
         self.text = text
         self.privacy = privacy or {}
         self._pieces, self._outputs, self._actions, self._reasons = pieces, outputs, actions, reasons
         self._sensitive = sensitive if sensitive is not None else [None] * len(pieces)
+        self._outcomes = outcomes if outcomes is not None else [
+            _outcome(a, r, p.text, o) for p, o, a, r in zip(pieces, outputs, actions, reasons)]
         self._units = None
 
     @property
     def units(self) -> list[UnitRecord]:
         if self._units is None:
-            self._units = [UnitRecord(p.text, o, a, r, p.ws, s) for p, o, a, r, s in
-                           zip(self._pieces, self._outputs, self._actions, self._reasons, self._sensitive)]
+            self._units = [UnitRecord(p.text, o, a, r, p.ws, s, c) for p, o, a, r, s, c in
+                           zip(self._pieces, self._outputs, self._actions, self._reasons, self._sensitive,
+                               self._outcomes)]
         return self._units
 
     def counts(self) -> dict[str, int]:
-        acts = self._actions
-        return {a: acts.count(a) for a in ("perturbed", "kept", "dropped")}
+        """Units per outcome: ``perturbed`` (changed), ``kept`` (by a rule), ``self`` (drawn as itself),
+        ``dropped``; ``kept + self`` units were sent unchanged."""
+        oc = self._outcomes
+        return {a: oc.count(a) for a in OUTCOMES}
+
+    @property
+    def outcomes(self) -> list[str]:
+        return self._outcomes
+
+    def n_sampled(self) -> int:
+        """Units that went through a random draw (action ``perturbed``), whatever came out."""
+        return self._actions.count("perturbed")
 
     def kept_units(self) -> list[str]:
         """Units left unchanged by policy (OOV with ``oov='keep'``, digits kept...), not punctuation."""
@@ -106,11 +127,25 @@ class PerturbResult:
     def to_dict(self) -> dict:
         return {
             "text": self.text,
-            "units": [{"original": p.text, "output": o, "action": a, "reason": r, "sensitive": s}
-                      for p, o, a, r, s in
-                      zip(self._pieces, self._outputs, self._actions, self._reasons, self._sensitive)],
+            "units": [{"original": p.text, "output": o, "action": a, "reason": r, "sensitive": s, "outcome": c}
+                      for p, o, a, r, s, c in zip(self._pieces, self._outputs, self._actions, self._reasons,
+                                                  self._sensitive, self._outcomes)],
             "privacy": self.privacy,
         }
+
+
+OUTCOMES = ("perturbed", "kept", "self", "dropped")
+#: branch reasons of units a mechanism kept by rule although their action is "perturbed"
+RULE_KEPT = ("non-sensitive-kept",)
+
+
+def _outcome(action: str, reason: str, original: str, output: str | None) -> str:
+    """Outcome of one unit from its record (exact string comparison; the vectorised path folds case)."""
+    if action == "dropped" or output is None:
+        return "dropped"
+    if action == "kept" or reason in RULE_KEPT:
+        return "kept"
+    return "self" if output == original else "perturbed"
 
 
 # what happens to a unit: sampled, kept by policy, dropped (OOV), digits replaced, OOV replaced at random
@@ -152,9 +187,10 @@ class Mechanism(ABC):
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Output vocabulary indices for input vocabulary indices ``idx`` (vectorised)."""
 
-    def _sample_branches(self, idx: np.ndarray, rng: np.random.Generator):
+    def _sample_branches(self, idx: np.ndarray, rng: np.random.Generator, force: bool = False):
         """``(outputs, branches)``: ``branches`` is None, or per occurrence the reason string of the
-        sampler branch taken and whether the unit is sensitive (a ``(reasons, sensitive)`` pair)."""
+        sampler branch taken and whether the unit is sensitive (a ``(reasons, sensitive)`` pair).
+        ``force``: every unit takes the DP branch (a mechanism with a keep branch must not keep)."""
         return self._sample(idx, rng), None
 
     @abstractmethod
@@ -170,6 +206,12 @@ class Mechanism(ABC):
         best = np.argpartition(-row, k - 1)[:k]
         best = best[np.argsort(-row[best], kind="stable")]
         return [(self.space.units[i], float(row[i])) for i in best.tolist()]
+
+    def dp_transition(self, x) -> np.ndarray:
+        """``Pr(y | x)`` of the DP branch alone, which every unit of a detected span is drawn from
+        (``perturb(..., dp_only=True)``); the same as :meth:`transition` unless the mechanism has a
+        keep branch (SANTEXT+)."""
+        return self.transition(x)
 
     def transition_rows(self, ids) -> np.ndarray:
         """Rows for many input indices, ``[len(ids), |V|]`` (mechanisms override with a batched form)."""
@@ -222,40 +264,50 @@ class Mechanism(ABC):
             raise DPTextError(f"cannot perturb a {type(text).__name__}; give text or a list of units")
         return self.space.segment(text)
 
-    def perturb(self, text, *, rng: np.random.Generator | None = None) -> PerturbResult:
-        """Perturb every unit of ``text`` (a string, or a list of units)."""
-        return self._perturb_texts([text], rng or self.rng)[0]
+    def perturb(self, text, *, rng: np.random.Generator | None = None, dp_only: bool = False) -> PerturbResult:
+        """Perturb every unit of ``text`` (a string, or a list of units).
 
-    def perturb_many(self, texts, *, rng: np.random.Generator | None = None) -> list[PerturbResult]:
+        ``dp_only`` (a detected span): no keep rule applies. Every vocabulary unit, punctuation and
+        stopwords included, is drawn by the DP branch (SANTEXT+ resamples its frequent units too);
+        digit runs outside the sampler are replaced by a uniform draw, and an OOV unit is dropped or
+        replaced by a uniform unit (``oov="keep"`` acts as ``"random"``). No rule sends a unit as is
+        (a draw may still return it: outcome "self").
+        """
+        return self._perturb_texts([text], rng or self.rng, dp_only)[0]
+
+    def perturb_many(self, texts, *, rng: np.random.Generator | None = None,
+                     dp_only: bool = False) -> list[PerturbResult]:
         """Perturb several texts in one vectorised pass (one policy decision and one lookup per distinct
         unit over all of them, one sampler call): the same law per text as :meth:`perturb`, with every
         text's noise drawn from ``rng``, texts in order."""
         rng = rng or self.rng
         if type(self).perturb is not Mechanism.perturb:  # a mechanism with its own per-text perturb (context)
-            return [self.perturb(t, rng=rng) for t in texts]
-        return self._perturb_texts(texts, rng)
+            return [self.perturb(t, rng=rng, dp_only=dp_only) for t in texts]
+        return self._perturb_texts(texts, rng, dp_only)
 
-    def _perturb_texts(self, texts, rng: np.random.Generator) -> list[PerturbResult]:
+    def _perturb_texts(self, texts, rng: np.random.Generator, dp_only: bool = False) -> list[PerturbResult]:
         segs = [self.segment(t) for t in texts]
         sizes = [len(s.pieces) for s in segs]
         for n_i in sizes:
             if n_i > MAX_UNITS:
                 raise DPTextError(f"input has {n_i} units; the limit per call is {MAX_UNITS} (split it)")
         pieces = [p for s in segs for p in s.pieces]
-        outputs, actions, reasons, sensitive = self._perturb_pieces(pieces, rng)
+        outputs, actions, reasons, sensitive, outcomes = self._perturb_pieces(pieces, rng, dp_only)
         results, lo = [], 0
         for seg, n_i in zip(segs, sizes):
             hi = lo + n_i
             out_i = outputs[lo:hi]
             res = PerturbResult(seg.join(out_i), seg.pieces, out_i, actions[lo:hi], reasons[lo:hi],
-                                sensitive=None if sensitive is None else sensitive[lo:hi])
+                                sensitive=None if sensitive is None else sensitive[lo:hi],
+                                outcomes=outcomes[lo:hi])
             res.privacy = self.report(res)
             results.append(res)
             lo = hi
         return results
 
-    def _perturb_pieces(self, pieces, rng: np.random.Generator):
-        """``(outputs, actions, reasons, sensitive)`` per piece (``sensitive`` None without a sensitive split)."""
+    def _perturb_pieces(self, pieces, rng: np.random.Generator, dp_only: bool = False):
+        """``(outputs, actions, reasons, sensitive, outcomes)`` per piece (``sensitive`` None without a
+        sensitive split); ``dp_only``: no keep rule (see :meth:`perturb`)."""
         n = len(pieces)
         texts = [p.text for p in pieces]
         # one policy decision and one lookup per distinct unit
@@ -264,14 +316,14 @@ class Mechanism(ABC):
         d_idx = self.space.lookup_many(keys)
         mask = self.input_mask
         d_reason = []
-        policy_of = self._policy_of
+        policy_of = self._dp_policy_of if dp_only else self._policy_of
         for t, i in zip(keys, d_idx.tolist()):
             reason = policy_of(t)
             d_reason.append(reason if reason is not None else (None if i >= 0 and mask[i] else "oov"))
         code_of = dict(zip(keys, range(len(keys))))
         codes = np.fromiter(map(code_of.__getitem__, texts), dtype=np.int64, count=n)
         # per distinct unit: what happens to it and the reason recorded, then gathered per occurrence
-        oov_kind = {"drop": _DROP, "keep": _KEEP}.get(self.oov, _RANDOM)
+        oov_kind = {"drop": _DROP, "keep": _RANDOM if dp_only else _KEEP}.get(self.oov, _RANDOM)
         d_kind = np.fromiter((_SAMPLE if r is None else _DIGITS if r == "digits!" else oov_kind if r == "oov"
                               else _KEEP for r in d_reason), dtype=np.int8, count=len(keys))
         d_label = np.asarray(["vocab" if r is None else "digits" if r == "digits!" else r for r in d_reason],
@@ -288,7 +340,8 @@ class Mechanism(ABC):
         fold = self.space.case_insensitive
         sensitive = None
         if len(vocab_pos):
-            out_arr, branches = self._sample_branches(d_idx[codes[vocab_pos]], rng)
+            out_arr, branches = (self._sample_branches(d_idx[codes[vocab_pos]], rng, force=True) if dp_only
+                                 else self._sample_branches(d_idx[codes[vocab_pos]], rng))
             out_obj[vocab_pos] = self.space.unit_strings(out_arr)
             if fold:  # outputs take the input's capitalisation where it has capitals
                 d_cased = np.fromiter((t != t.lower() for t in keys), dtype=bool, count=len(keys))
@@ -304,8 +357,14 @@ class Mechanism(ABC):
             support = np.flatnonzero(self.output_mask)
             picks = self.space.unit_strings(support[rng.integers(0, len(support), size=len(rand_pos))]).tolist()
             out_obj[rand_pos] = [match_case(texts[p], o) if fold else o for p, o in zip(rand_pos.tolist(), picks)]
+        outcomes = _outcomes(kind, reasons, np.asarray(texts, dtype=object), out_obj, fold)
         outputs, reasons = out_obj.tolist(), reasons.tolist()
-        return outputs, actions, reasons, sensitive
+        return outputs, actions, reasons, sensitive, outcomes
+
+    def _dp_policy_of(self, t: str) -> str | None:
+        """Inside a detected span only what the DP branch cannot take bypasses it: a digit run
+        (replaced by a uniform integer unless ``digits="vocab"``)."""
+        return "digits!" if self.digits != "vocab" and not t.isalpha() and is_digits(t) else None
 
     def _policy_of(self, t: str) -> str | None:
         """Why unit ``t`` bypasses the sampler ("punctuation", "digits", "digits!", a subclass reason), or None."""
@@ -337,7 +396,9 @@ class Mechanism(ABC):
         if claim is None:
             claim = self.__dict__["_claim_dict"] = self.privacy().to_dict()
         rep = {"mechanism": self.name, "epsilon": self.epsilon, "space": self.space.name, "claim": claim}
-        rep.update(result.counts())
+        counts = result.counts()
+        rep.update(counts)
+        rep["sent_unchanged"] = counts["kept"] + counts["self"]
         kept = result.kept_units()
         if kept:
             rep["kept_units"] = kept
@@ -345,3 +406,19 @@ class Mechanism(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon}, space={self.space.name!r})"
+
+
+def _outcomes(kind: np.ndarray, reasons: np.ndarray, texts: np.ndarray, out: np.ndarray, fold: bool) -> list[str]:
+    """Per unit: "dropped", "kept" (by a rule), "self" (a draw returned the input) or "perturbed".
+
+    In a case-folded space outputs take the input's capitalisation, so a draw of the same word
+    compares equal ignoring case."""
+    same = out == texts
+    if fold:
+        differ = np.flatnonzero(~same & (kind != _DROP) & (kind != _KEEP))
+        if len(differ):
+            same[differ] = [out[p].lower() == texts[p].lower() for p in differ.tolist()]
+    code = np.where(same, 2, 0)
+    code[(kind == _KEEP) | np.isin(reasons, RULE_KEPT)] = 1
+    code[kind == _DROP] = 3
+    return np.asarray(OUTCOMES, dtype=object)[code].tolist()

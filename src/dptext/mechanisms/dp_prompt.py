@@ -214,7 +214,7 @@ class DPPrompt(Mechanism):
         return llm.detokenize(text_ids).decode("utf-8", "replace").strip(), len(out)
 
     # ----- the Mechanism interface ----------------------------------------------------------------------
-    def perturb(self, text, *, rng: np.random.Generator | None = None) -> PerturbResult:
+    def perturb(self, text, *, rng: np.random.Generator | None = None, dp_only: bool = False) -> PerturbResult:
         if isinstance(text, (list, tuple)):
             text = " ".join(str(u) for u in text)
         if not isinstance(text, str):

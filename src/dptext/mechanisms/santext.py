@@ -81,11 +81,11 @@ class SanText(TableDraws, Mechanism):
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return self._sample_branches(idx, rng)[0]
 
-    def _sample_branches(self, idx: np.ndarray, rng: np.random.Generator):
+    def _sample_branches(self, idx: np.ndarray, rng: np.random.Generator, force: bool = False):
         out = idx.copy()
         sens = self.sensitive[idx]
         redraw = sens.copy()
-        if self.p < 1.0:
+        if self.p < 1.0 and not force:  # force (a detected span): no keep branch, every unit is redrawn
             redraw |= rng.random(len(idx)) < self.p
         else:
             redraw[:] = True
@@ -132,6 +132,13 @@ class SanText(TableDraws, Mechanism):
 
     def transition(self, x) -> np.ndarray:
         return self.transition_rows(np.asarray([self.index_of(x)]))[0]
+
+    def dp_transition(self, x) -> np.ndarray:
+        """The sensitive-word sampler's row ``exp(−ε·d(x, y)/2)/Σ`` over ``V_s`` for any ``x`` of ``V``
+        (no keep mass): what a unit of a detected span is drawn from."""
+        row = np.zeros(self.space.size, dtype=np.float64)
+        row[self.v_s] = self._probs(np.asarray([self.index_of(x)]))[0]
+        return row
 
     def transition_rows(self, ids) -> np.ndarray:
         """Rows ``Pr(·|x)`` for many input indices at once (one GEMM), ``[len(ids), |V|]``."""

@@ -38,7 +38,7 @@ from dptext.server.scheduler import CHUNK_CHARS, chunks
 
 HEADER = "x-dptext-privacy"
 CLEAR_ROLES = ("user", "tool")  # roles whose clear text the report points out
-SUMMED = ("memo_hits", "kept_by_policy", "clear_private_chars", "private_segments")
+SUMMED = ("memo_hits", "kept_by_policy", "clear_private_chars", "private_segments", "sent_unchanged")
 
 
 @dataclass
@@ -187,9 +187,9 @@ class Perturber:
             rep["epsilon_spent"] = max(spent) if spent else None
         else:  # nothing private in this request
             rep = {"mechanism": self.mech.name, "epsilon": self.mech.epsilon, "space": self.mech.space.name,
-                   "claim": self.claim, "units": {"perturbed": 0, "kept": 0, "dropped": 0}, "memo_hits": 0,
-                   "kept_by_policy": 0, "private_segments": 0, "epsilon_spent": 0.0, "unperturbed_private": 0,
-                   "no_dp_guarantee": self.no_dp}
+                   "claim": self.claim, "units": {"perturbed": 0, "kept": 0, "self": 0, "dropped": 0},
+                   "sent_unchanged": 0, "memo_hits": 0, "kept_by_policy": 0, "private_segments": 0,
+                   "epsilon_spent": 0.0, "unperturbed_private": 0, "no_dp_guarantee": self.no_dp}
         if self.no_dp:
             rep["epsilon_spent"] = None
         rep.pop("public_segments", None)

@@ -80,15 +80,18 @@ def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.r
             outputs.append(span["text"])
             continue
         m = mech if eps == settings.epsilon else cache.get(settings.at(eps))
-        res = m.perturb(span["text"], rng=rng)
+        detected = span["detector"] is not None  # a detected span: DP branch only, no keep rule
+        res = m.perturb(span["text"], rng=rng, dp_only=detected)
         outputs.append(res.text)
-        sampled = set(sampled_positions(m, [r.original for r in res.units])[0].tolist())
+        sampled = {pos for pos, r in enumerate(res.units) if r.action == "perturbed" and r.reason not in
+                   ("digits", "oov")} if detected else \
+            set(sampled_positions(m, [r.original for r in res.units])[0].tolist())
         # per-unit ε where the mechanism reports one (in sampling order; the proven value where there
         # are two), else the span's ε
         per_unit = res.privacy.get("unit_epsilon_proven", res.privacy.get("unit_epsilon"))
         per_unit = iter(per_unit) if per_unit is not None and len(per_unit) == len(sampled) else None
         for pos, r in enumerate(res.units):
-            cls = classify(m, r.original, r.output, r.action)
+            cls = "kept" if r.outcome == "kept" else classify(m, r.original, r.output, r.action)
             counts[cls] += 1
             unit_eps = None
             if pos in sampled and m.privacy().kind != "none":

@@ -179,7 +179,7 @@ def _iban(rnd):
 def presidio_set(n: int, part: str, data_dir: Path):
     seed = 21 if part == "dev" else 22
     rnd = random.Random(seed)
-    tpls = [t.strip().lstrip("\ufeff") for t in (data_dir / "templates.txt").read_text(encoding="utf-8").splitlines()]
+    tpls = [t.strip().lstrip("\ufeff").replace("\\n", "\n") for t in (data_dir / "templates.txt").read_text(encoding="utf-8").splitlines()]
     tpls = [t for t in tpls if "{{" in t]
     tpls = tpls[0::2] if part == "dev" else tpls[1::2]
     with open(data_dir / "FakeNameGenerator.com_3000.csv", encoding="utf-8-sig") as fh:

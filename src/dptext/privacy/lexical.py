@@ -95,10 +95,11 @@ class NameDetector:
         lo, hi = 0, len(run) - 1
         # trim edge words that are not a name on their own and do not pair with their neighbour
         while not titled and lo < hi and not strong[lo] and not (
-                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial"))):
+                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial"))
+                or ks[lo] == "unknown" and ks[lo + 1] == "last"):  # rościsław jaworski
             lo += 1
         while hi > lo and not strong[hi] and not (
-                ks[hi].startswith("last") and ks[hi - 1].startswith("first")
+                (strong[hi - 1] or ks[hi - 1].startswith("first")) and ks[hi].startswith(("last", "first-common"))
                 or ks[hi] == "unknown" and ks[hi - 1] in ("first", "initial")):
             hi -= 1
         if titled:

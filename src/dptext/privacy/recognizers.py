@@ -96,6 +96,7 @@ KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s{{0,3}}(?:no\.?|number|num\.?|#
                       r"(?P<value>(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![A-Za-z0-9-])", re.IGNORECASE)
 CODE_ID = re.compile(r"(?<![\w-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])[A-Z0-9]{2,40}(?:-[A-Z0-9]{1,20}){0,6}"
                      r"(?![\w-])", re.IGNORECASE)
+DIGIT_GROUPS = re.compile(r"(?<![\w/.-])\d{2,}(?:[-/]\d{2,}){1,4}(?![\w/-])")
 DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")
 IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)")
 
@@ -199,6 +200,9 @@ def _ids(text):
             yield m.start(), m.end()
     for m in DIGIT_RUN.finditer(text):
         yield m.start(), m.end()
+    for m in DIGIT_GROUPS.finditer(text):  # 86-09/96, 12/345/678: 6+ digits in groups, not a date
+        if len(_digits(m.group(0))) >= 6 and not DATE.fullmatch(m.group(0)) and not ISO_DATE.fullmatch(m.group(0)):
+            yield m.start(), m.end()
 
 
 def _ips(text):

@@ -99,3 +99,13 @@ def test_missing_word_list_package_fails_closed(monkeypatch):
     monkeypatch.setattr(gazetteers.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(PrivacyError, match="nothing was sent"):
         gazetteers._sources()
+
+
+def test_spacy_reads_a_recased_copy_of_lower_case_text(entities):
+    from dptext.privacy.lexical import recase
+
+    text = "yesterday i met barack obama and we drove to springfield"
+    copy = recase(text, entities.names)
+    assert len(copy) == len(text) and "Barack Obama" in copy and "Springfield" in copy
+    found = {(text[d.start:d.end], d.label) for d in entities.spacy.detect(text, copy)}
+    assert ("barack obama", "PERSON") in found and ("springfield", "GPE") in found

@@ -169,12 +169,17 @@ class MedicalDetector:
 def recase(text: str, names: NameDetector) -> str:
     """``text`` with every all-lower or all-upper name-like word title-cased (same length, for spaCy)."""
     chars = list(text)
-    for s, e, w in _tokens(text):
+    toks = _tokens(text)
+    # in text written with ordinary casing, a lower-case word that no list knows is rarely a name: only listed
+    # names are recased there; in lower- or upper-case text every name-like word is
+    capital = sum(1 for s, e, _ in toks if text[s].isupper() and not text[s:e].isupper())
+    ordinary = capital > 0.1 * len(toks)
+    for s, e, w in toks:
         word = text[s:e]
         if not (word.islower() or word.isupper()) or len(word) < 2:
             continue
         kind = names._kind(text, (s, e, w))
-        if kind is None or kind.endswith("-common") and not word.isupper():
+        if kind is None or kind.endswith("-common") and not word.isupper() or ordinary and kind == "unknown":
             continue
         titled = word[0].upper() + word[1:].lower()
         if len(titled) == e - s:

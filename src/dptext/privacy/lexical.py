@@ -166,20 +166,30 @@ class MedicalDetector:
         return out
 
 
+def has_ordinary_casing(text: str) -> bool:
+    """More than 10 % of the words start with a capital and go on in lower case (not all-lower, not shouting)."""
+    toks = _tokens(text)
+    return sum(1 for s, e, _ in toks if text[s].isupper() and not text[s:e].isupper()) > 0.1 * len(toks)
+
+
 def recase(text: str, names: NameDetector) -> str:
-    """``text`` with every all-lower or all-upper name-like word title-cased (same length, for spaCy)."""
+    """A copy of ``text`` (same length, for spaCy) with name-like words written as proper nouns.
+
+    In text with ordinary casing, listed names written in lower or upper case are title-cased (an
+    unlisted lower-case word there is rarely a name). In lower- or upper-case text, every upper-case
+    word is lower-cased first and every name-like word title-cased, so the copy reads like ordinary text.
+    """
     chars = list(text)
     toks = _tokens(text)
-    # in text written with ordinary casing, a lower-case word that no list knows is rarely a name: only listed
-    # names are recased there; in lower- or upper-case text every name-like word is
-    capital = sum(1 for s, e, _ in toks if text[s].isupper() and not text[s:e].isupper())
-    ordinary = capital > 0.1 * len(toks)
+    ordinary = has_ordinary_casing(text)
     for s, e, w in toks:
         word = text[s:e]
         if not (word.islower() or word.isupper()) or len(word) < 2:
             continue
         kind = names._kind(text, (s, e, w))
         if kind is None or kind.endswith("-common") and not word.isupper() or ordinary and kind == "unknown":
+            if not ordinary and word.isupper() and len(word.lower()) == e - s:
+                chars[s:e] = word.lower()
             continue
         titled = word[0].upper() + word[1:].lower()
         if len(titled) == e - s:

@@ -171,14 +171,17 @@ class EntitiesPolicy(Policy):
 
     def detect(self, text: str) -> list[Span]:
         try:
-            from dptext.privacy.lexical import recase
+            from dptext.privacy.lexical import has_ordinary_casing, recase
 
             found = recognizers.recognize(text, self.regex_labels)
             if self.names is not None and self.name_spans:
                 found.extend(self.names.detect(text))
             if self.medical is not None:
                 found.extend(self.medical.detect(text))
-            if self.spacy is not None:
+            if self.spacy is not None and self.names is not None and not has_ordinary_casing(text):
+                copy = recase(text, self.names)  # lower- or upper-case text: spaCy reads only the recased copy
+                found.extend(self.spacy.detect(copy if len(copy) == len(text) else text))
+            elif self.spacy is not None:
                 found.extend(self.spacy.detect(text, recase(text, self.names) if self.names is not None else None))
             if self.wordlist is not None:
                 found.extend(self.wordlist.detect(text))

@@ -28,6 +28,7 @@ dependencies of dptext: install them apart and put them on ``PYTHONPATH``::
         phonenumbers==9.0.43 requests-file==3.0.1 mimesis==22.2.0
     pip download --no-deps presidio-evaluator==0.3.2   # unzip; its data_generator/raw_data is --pe-data
     PYTHONPATH=/work/bench-site:src python benchmarks/compare_presidio.py --pe-data DIR [--n 300]
+    PYTHONPATH=src python benchmarks/compare_presidio.py --overhead   # policy CPU time, before and now
 """
 
 from __future__ import annotations
@@ -81,7 +82,31 @@ def run_presidio(texts):
     return out, time.process_time() - t0
 
 
+def overhead(n: int = 40) -> dict:
+    """CPU ms (p50, p95) of ``entities.detect`` per 100-word ``wiki`` prompt, as written, lower and upper case."""
+    from dptext.data import get_dataset
+    from dptext.privacy.policy import get_policy
+
+    words = " ".join(get_dataset("wiki").corpus()).split()
+    prompts = [" ".join(words[i * 100:(i + 1) * 100]) for i in range(n + 5)]
+    pol = get_policy("entities")
+    for x in prompts[:5]:  # warm-up on other prompts
+        pol.detect(x)
+    out = {}
+    for name, recase in (("as written", str), ("lower", str.lower), ("upper", str.upper)):
+        ts = []
+        for x in prompts[5:]:
+            y = recase(x)
+            t0 = time.process_time()
+            pol.detect(y)
+            ts.append(1000 * (time.process_time() - t0))
+        ts.sort()
+        out[name] = (ts[len(ts) // 2], ts[int(0.95 * len(ts))])
+    return out
+
+
 def run_before(texts, rev: str):
+    """(spans, seconds) of the code at ``rev`` on ``texts``; ``texts=None``: its :func:`overhead` instead."""
     repo = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as tmp:
         arch = subprocess.run(["git", "-C", str(repo), "archive", rev, "src"], check=True, capture_output=True).stdout
@@ -90,7 +115,10 @@ def run_before(texts, rev: str):
         inp.write_text(json.dumps(texts), encoding="utf-8")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(tmp) / "src"), str(Path(__file__).parent)]))
         subprocess.run([sys.executable, __file__, "--worker", str(inp), str(outp)], check=True, env=env)
-        spans, secs = json.loads(outp.read_text(encoding="utf-8"))
+        res = json.loads(outp.read_text(encoding="utf-8"))
+        if texts is None:
+            return res
+        spans, secs = res
         return [[tuple(s) for s in x] for x in spans], secs
 
 
@@ -161,8 +189,8 @@ def report(sets, results, secs, words):
 def main(argv=None) -> int:
     if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--worker":
         texts = json.loads(Path(sys.argv[2]).read_text(encoding="utf-8"))
-        spans, secs = run_policy(texts)
-        Path(sys.argv[3]).write_text(json.dumps([spans, secs]), encoding="utf-8")
+        res = overhead() if texts is None else run_policy(texts)
+        Path(sys.argv[3]).write_text(json.dumps(res), encoding="utf-8")
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=300, help="sentences per set")
@@ -170,7 +198,14 @@ def main(argv=None) -> int:
     ap.add_argument("--pe-data", type=Path, help="presidio-evaluator's data_generator/raw_data folder")
     ap.add_argument("--before-rev", default="a87ae41", help="git revision of the code before issue 24")
     ap.add_argument("--systems", default="before,ours,presidio")
+    ap.add_argument("--overhead", action="store_true",
+                    help="only time the entities policy per 100-word wiki prompt, before and now, in each casing")
     args = ap.parse_args(argv)
+    if args.overhead:
+        print(f"entities policy, CPU ms per 100-word wiki prompt (40 prompts; load {os.getloadavg()[0]:.1f}):")
+        for name, res in (("before", run_before(None, args.before_rev)), ("ours", overhead())):
+            print(f"  {name:<7}" + "; ".join(f"{k}: p50 {v[0]:.1f}, p95 {v[1]:.1f}" for k, v in res.items()))
+        return 0
 
     sys.path.insert(0, str(Path(__file__).parent))
     from detect_sets import build

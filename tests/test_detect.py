@@ -1,0 +1,111 @@
+"""Detection that does not depend on casing or locale: the real spaCy model, word lists and recognizers."""
+
+import pytest
+
+from dptext.errors import PrivacyError
+from dptext.privacy import gazetteers
+from dptext.privacy.policy import DEFAULT_TYPES, get_policy
+from dptext.privacy.recognizers import recognize
+
+
+@pytest.fixture(scope="module")
+def entities():
+    return get_policy("entities")
+
+
+def _covered(pol, text, needle, label=None):
+    """True when every non-space character of ``needle`` lies in a private span (of ``label`` if given)."""
+    i = text.index(needle)
+    spans = [s for s in pol.plan(text) if s.private and (label is None or s.label == label)]
+    return all(any(s.start <= c < s.end for s in spans) for c in range(i, i + len(needle)) if not text[c].isspace())
+
+
+@pytest.mark.parametrize("text,name", [
+    ("yesterday we met maria lopez at the station", "maria lopez"),
+    ("THE FORM WAS SIGNED BY JOHN SMITH ON FRIDAY", "JOHN SMITH"),
+    ("please forward it to anna kowalczyk", "anna kowalczyk"),
+    ("the report by Dr. Oyelaran was late", "Oyelaran"),
+    ("J. R. Tolkien wrote it", "J. R. Tolkien"),
+    ("ask for siobhan o'sullivan", "siobhan o'sullivan"),
+])
+def test_names_in_any_casing_and_origin_are_private(entities, text, name):
+    assert _covered(entities, text, name, "PERSON"), [(text[s.start:s.end], s.label) for s in entities.detect(text)]
+
+
+def test_frequent_words_next_to_a_name_stay_public(entities):
+    text = "please tell maria that I have 3 dogs in the park"
+    private = [text[s.start:s.end] for s in entities.detect(text)]
+    assert private == ["maria"]
+
+
+@pytest.mark.parametrize("text,address", [
+    ("I live at 4619 kingsley rd, port jamesfurt, nj 12345 since May", "4619 kingsley rd, port jamesfurt, nj 12345"),
+    ("Ship it to Flat 3, 12 Baker Street, London SW1A 1AA please", "Flat 3, 12 Baker Street, London SW1A 1AA"),
+    ("send it to po box 4421", "po box 4421"),
+    ("NEW ADDRESS: HAUPTSTRASSE 12, 10115 BERLIN", "HAUPTSTRASSE 12, 10115 BERLIN"),
+    ("we stayed at 12 rue de la Paix, 75002 Paris", "12 rue de la Paix, 75002 Paris"),
+])
+def test_addresses_us_uk_continental_and_po_boxes(text, address):
+    found = [(text[d.start:d.end], d.label) for d in recognize(text, ("ADDRESS",))]
+    assert (address, "ADDRESS") in found, found
+
+
+@pytest.mark.parametrize("phone", ["039-3224", "07700 900123", "+44 7700 900123", "(020) 7946 0958"])
+def test_local_national_and_international_phones(phone):
+    text = f"ring me on {phone} tonight"
+    assert (phone, "PHONE") in [(text[d.start:d.end], d.label) for d in recognize(text, ("PHONE",))]
+
+
+@pytest.mark.parametrize("date", ["8 jun 1959", "8 JUNE 1959", "june 8th, 1959", "MARCH 2021"])
+def test_written_dates_in_any_casing(date):
+    text = f"born on {date} in a small town"
+    assert (date, "DATE") in [(text[d.start:d.end], d.label) for d in recognize(text, ("DATE",))]
+
+
+def test_lower_case_codes_are_ids_but_ordinary_words_are_not():
+    text = "my id is ab1234567 and I had covid19 twice"
+    assert [text[d.start:d.end] for d in recognize(text, ("ID",))] == ["ab1234567"]
+
+
+def test_an_email_inside_a_longer_entity_keeps_its_label(entities):
+    text = "We moved to Springfield. Email maria@example.com now"
+    spans = {text[s.start:s.end]: s.label for s in entities.detect(text)}
+    assert spans.get("maria@example.com") == "EMAIL", spans
+    assert _covered(entities, text, "Springfield")
+
+
+@pytest.mark.parametrize("text,condition", [
+    ("she was treated for endometriosis last year", "endometriosis"),
+    ("HE HAS TYPE 2 DIABETES", "TYPE 2 DIABETES"),
+    ("my father's Parkinson's disease got worse", "Parkinson's disease"),
+    ("the migraines are back", "migraines"),
+])
+def test_medical_conditions_without_a_word_list(entities, text, condition):
+    assert _covered(entities, text, condition, "MEDICAL"), [(text[s.start:s.end], s.label)
+                                                             for s in entities.detect(text)]
+
+
+def test_default_types_of_each_policy():
+    tiered = get_policy("tiered", entity_epsilon=1.0)
+    assert {"PERSON", "ADDRESS", "PHONE", "DATE", "EMAIL", "ID", "MEDICAL"} <= set(tiered.types)
+    assert set(tiered.types) == set(DEFAULT_TYPES) - {"TERM"}
+    assert get_policy("all").describe()["types"] == []
+    regex_only = get_policy("entities", detectors="regex")
+    text = "maria lopez has gout, call 039-3224"
+    assert [text[s.start:s.end] for s in regex_only.detect(text)] == ["039-3224"]
+
+
+def test_missing_word_list_package_fails_closed(monkeypatch):
+    monkeypatch.setattr(gazetteers.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(PrivacyError, match="nothing was sent"):
+        gazetteers._sources()
+
+
+def test_spacy_reads_a_recased_copy_of_lower_case_text(entities):
+    from dptext.privacy.lexical import recase
+
+    text = "yesterday i met barack obama and we drove to springfield"
+    copy = recase(text, entities.names)
+    assert len(copy) == len(text) and "Barack Obama" in copy and "Springfield" in copy
+    found = {(text[d.start:d.end], d.label) for d in entities.spacy.detect(text, copy)}
+    assert ("barack obama", "PERSON") in found and ("springfield", "GPE") in found

@@ -30,7 +30,7 @@ def config(upstream: str, state_dir: str | None = None, **over) -> ServerConfig:
             "privacy": {"mechanism": "rantext", "epsilon": 3},
             "auth": {"keys": [{"id": "alice", "sha256": hash_key(KEY)}]},
             "limits": {"requests_per_minute": 1e6, "burst": 10**6}}
-    if "state_dir" in ServerConfig.model_fields:
+    if "state_dir" in ServerConfig.model_fields and "state" not in over:  # state: postgresql://... instead
         data["state_dir"] = state_dir or tempfile.mkdtemp(prefix="dptext-repeats-")
     for k, v in over.items():
         data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v

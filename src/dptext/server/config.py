@@ -183,7 +183,8 @@ class ServerConfig(_Strict):
     limits: Limits = Limits()
     metrics: Metrics = Metrics()
     dashboard: bool = False  # GET /dashboard (behind the keys) shows requests, latency and ε per key
-    state_dir: str | None = None  # memo + accounting databases; null = $DPTEXT_CACHE_DIR/serve
+    state: str | None = None  # memo + ε ledger: a directory (SQLite files) or postgresql://... (shared by replicas)
+    state_dir: str | None = None  # older name of a state directory; null (both) = $DPTEXT_CACHE_DIR/serve
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
 
@@ -246,6 +247,14 @@ def config_from_dict(data: dict, env=None) -> ServerConfig:
         raise DPTextError("config auth.keys: key ids must be unique")
     if cfg.privacy.memo.secret and len(cfg.privacy.memo.secret.encode()) < 16:
         raise DPTextError("config privacy.memo.secret: must be at least 16 bytes (or empty: generated once)")
+    if cfg.state and cfg.state_dir:
+        raise DPTextError("config state and state_dir are both set: keep one (state_dir is the older name)")
+    if cfg.state and cfg.state.startswith(("postgresql://", "postgres://")):
+        if cfg.privacy.memo.enabled and not cfg.privacy.memo.secret:
+            raise DPTextError("config privacy.memo.secret: must be set when state is a PostgreSQL database, so that "
+                              "every replica computes the same memo keys (e.g. ${DPTEXT_MEMO_SECRET})")
+    elif cfg.state and "://" in cfg.state:
+        raise DPTextError("config state: must be a directory or a postgresql:// URL")
     return cfg
 
 

@@ -10,6 +10,13 @@ turn of 40 words, RANTEXT at ε = 3, OS entropy (no seed). Printed per proxy and
 round: distinct perturbed texts the upstream saw, and ε charged to the key
 (its running total, from the largest ``x-dptext-epsilon-total`` header).
 Target (issue 27): 1 distinct perturbation and ε = 3 per round.
+
+``--sdk``: the second experiment of issue 27. 50 background clients keep the
+proxy busy with distinct texts while the openai SDK (timeout 0.1 s,
+``max_retries`` 2) sends ``--probes`` private texts, one after another; each
+probe carries a public system message naming it, so the upstream's copies can
+be grouped. Printed: distinct perturbations per probe text that reached the
+upstream (target 1), and how many attempts were forwarded.
 """
 
 from __future__ import annotations
@@ -99,11 +106,60 @@ def run(src: str, clients: int, rounds: int) -> list[tuple[int, float, int]]:
     return rows
 
 
+def sdk_run(src: str, probes: int, load: int = 50) -> list[tuple[int, int]]:
+    import openai
+
+    with recording_server(reply="Noted.") as rec, tempfile.TemporaryDirectory() as state:
+        proc, url = start_proxy(src, rec.url, state)
+        stop = threading.Event()
+
+        def background(i: int) -> None:
+            with httpx.Client(trust_env=False, timeout=120) as c:
+                n = 0
+                while not stop.is_set():
+                    n += 1
+                    text = f"{' '.join(WORDS[i % 20:])} {i} {n}"
+                    try:
+                        c.post(url + "/chat/completions", headers={"authorization": f"Bearer {KEY}"},
+                               json={"model": "x", "messages": [{"role": "user", "content": text}]})
+                    except httpx.HTTPError:
+                        pass
+
+        threads = [threading.Thread(target=background, args=(i,), daemon=True) for i in range(load)]
+        try:
+            for t in threads:
+                t.start()
+            time.sleep(1.0)
+            sdk = openai.OpenAI(base_url=url, api_key=KEY, timeout=0.1, max_retries=2)
+            for p in range(probes):
+                text = " ".join(reversed(WORDS[p:p + 25]))
+                try:
+                    sdk.chat.completions.create(model="x", messages=[{"role": "system", "content": f"probe {p}"},
+                                                                     {"role": "user", "content": text}])
+                except openai.APIError:
+                    pass
+            time.sleep(2.0)  # abandoned attempts still in the proxy get their chance to (not) be forwarded
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(10)
+            stop_process(proc)
+        rows = []
+        for p in range(probes):
+            got = [q["messages"][1]["content"] for q in rec.chat_requests()
+                   if q["messages"][0]["content"] == f"probe {p}"]
+            rows.append((len(set(got)), len(got)))
+        return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--before", default=None, help="another src directory to run in the same script")
+    ap.add_argument("--sdk", action="store_true", help="also the openai SDK (timeout 0.1 s, 2 retries) under load")
+    ap.add_argument("--probes", type=int, default=5)
+    ap.add_argument("--load", type=int, default=50, help="background clients beside the SDK")
     a = ap.parse_args()
     here = str(Path(__file__).resolve().parents[1] / "src")
     runs = [("before", a.before)] if a.before else []
@@ -113,6 +169,12 @@ def main() -> None:
         for r, (distinct, eps, ok) in enumerate(run(src, a.clients, a.rounds)):
             print(f"{name:14s} round {r}: {ok}/{a.clients} answered 200, distinct perturbations upstream "
                   f"{distinct}, eps charged {eps:g}")
+    if a.sdk:
+        print(f"openai SDK, timeout 0.1 s, max_retries 2, beside {a.load} busy clients; target: 1 distinct per text")
+        for name, src in runs:
+            rows = sdk_run(src, a.probes, a.load)
+            print(f"{name:14s} distinct perturbations per text {[d for d, _ in rows]}, "
+                  f"attempts forwarded {[n for _, n in rows]}")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def config(upstream: str, state_dir: str | None = None, **over) -> ServerConfig:
             "privacy": {"mechanism": "rantext", "epsilon": 3},
             "auth": {"keys": [{"id": "alice", "sha256": hash_key(KEY)}]},
             "limits": {"requests_per_minute": 1e6, "burst": 10**6}}
-    if "state_dir" in ServerConfig.model_fields:
+    if "state_dir" in ServerConfig.model_fields and "state" not in over:  # state: postgresql://... instead
         data["state_dir"] = state_dir or tempfile.mkdtemp(prefix="dptext-repeats-")
     for k, v in over.items():
         data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
@@ -184,3 +184,50 @@ def test_accountant_window_and_composition():
     now[0] = 100.5
     c = acc.charge("a", 4)
     assert c.window == 10 and c.total == 14  # window sum vs all-time basic composition
+
+
+def test_developer_is_private_with_system_and_user_in_clear_only_on_purpose():
+    from dptext.errors import DPTextError
+
+    cfg = config("http://127.0.0.1:9/v1", privacy={"private_roles": ["user", "system"]})
+    assert set(cfg.privacy.private_roles) == {"user", "system", "developer"}
+    for roles in (["system"], ["developer"], ["assistant"]):
+        with pytest.raises(DPTextError, match=r"privacy.*leaves user messages in clear.*allow_public_user"):
+            config("http://127.0.0.1:9/v1", privacy={"private_roles": roles})
+    assert "user" not in config("http://127.0.0.1:9/v1", privacy={"private_roles": ["system"],
+                                                                    "allow_public_user": True}).privacy.private_roles
+    secret = "the launch code is swordfish and the vault is in geneva"
+    with proxy(privacy={"private_roles": ["user", "system"]}) as (url, rec):
+        client(url).chat.completions.create(model="x", messages=[{"role": "developer", "content": secret},
+                                                                  {"role": "user", "content": "hello there"}])
+    sent = rec.chat_requests()[0]["messages"][0]["content"]
+    assert sent != secret and "swordfish" not in sent
+
+
+def test_unusable_state_directory_is_one_start_up_line(tmp_path):
+    from dptext.errors import DPTextError
+    from dptext.server import create_app
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(DPTextError, match=r"^config state: cannot use the state directory .*a-file/state: "):
+        create_app(config("http://127.0.0.1:9/v1", str(blocker / "state")))
+
+
+def test_a_full_state_store_fails_closed_with_a_state_error(tmp_path):
+    """SQLite reports a full disk as SQLITE_FULL; ``max_page_count`` caps the file so the next write gets it."""
+    import httpx
+
+    from dptext.server import create_app
+
+    with recording_server(reply="Noted.") as rec:
+        app = create_app(config(rec.url, str(tmp_path)))
+        svc = app.state.services
+        with serve_app(app) as url:
+            for db in (svc.memo.db, svc.accountant.db):
+                (pages,) = db.execute("PRAGMA page_count").fetchone()
+                db.execute(f"PRAGMA max_page_count = {pages}")
+            r = httpx.post(url + "/chat/completions", headers={"authorization": f"Bearer {KEY}"}, timeout=60,
+                           json={"model": "x", "messages": [{"role": "user", "content": " ".join(WORDS * 30)}]})
+    assert r.status_code == 503 and r.json()["error"]["code"] == "state_unavailable"
+    assert "state store" in r.json()["error"]["message"] and rec.chat_requests() == []

@@ -39,6 +39,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from dptext.privacy.flight import StateError
+
 HISTORY = 512  # (time, running total) points kept per key for the dashboard
 RESUM_EVERY = 4096  # running window sums are recomputed exactly after this many updates
 
@@ -127,18 +129,27 @@ class Accountant:
                                      self._retry_after(rows, spent, epsilon, budget, now))
             total = self.totals.get(key, 0.0) + epsilon
             if epsilon > 0:
-                self.db.execute("BEGIN")
-                self.db.execute("INSERT INTO spend (key, ts, eps) VALUES (?, ?, ?)", (key, now, epsilon))
-                self.db.execute("INSERT INTO totals (key, total) VALUES (?, ?) ON CONFLICT(key) "
-                                "DO UPDATE SET total = excluded.total", (key, total))
-                if now - self._pruned > min(self.window_s, 60.0):
-                    self.db.execute("DELETE FROM spend WHERE ts <= ?", (now - self.window_s,))
-                    self._pruned = now
-                self.db.execute("COMMIT")
+                self._write(key, now, epsilon, total)
                 self._add(key, now, epsilon)
                 self.totals[key] = total
                 self.history.setdefault(key, deque(maxlen=HISTORY)).append((now, total))
             return Charge(epsilon, total, spent + epsilon, budget)
+
+    def _write(self, key: str, now: float, epsilon: float, total: float) -> None:
+        """One transaction: the charge's row and the key's new total (a failed write raises StateError)."""
+        try:
+            self.db.execute("BEGIN")
+            self.db.execute("INSERT INTO spend (key, ts, eps) VALUES (?, ?, ?)", (key, now, epsilon))
+            self.db.execute("INSERT INTO totals (key, total) VALUES (?, ?) ON CONFLICT(key) "
+                            "DO UPDATE SET total = excluded.total", (key, total))
+            if now - self._pruned > min(self.window_s, 60.0):
+                self.db.execute("DELETE FROM spend WHERE ts <= ?", (now - self.window_s,))
+                self._pruned = now
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise StateError(f"privacy ledger write failed: {exc}") from None
 
     def _retry_after(self, rows, spent: float, cost: float, budget: float, now: float) -> float:
         """Seconds until the window's oldest charges have aged out far enough for ``cost`` to fit."""

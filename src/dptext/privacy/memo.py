@@ -21,7 +21,12 @@ Protocol used by the sanitiser: ``key(scope, settings, text) -> bytes``,
 ``get(key) -> str | None``, ``put(key, text)``. :meth:`Memo.staged` buffers
 puts until :meth:`Staged.commit`, so a request refused after perturbation
 (e.g. over its ε budget) leaves nothing behind that could later be released
-without being charged.
+without being charged. :meth:`Staged.acquire` claims the request's keys first
+(single-flight, :mod:`dptext.privacy.flight`): a text another request is
+perturbing right now is waited for and replayed, not perturbed again.
+
+A failing database (disk full, file unwritable) raises
+:class:`~dptext.privacy.flight.StateError`: the caller fails closed.
 """
 
 from __future__ import annotations
@@ -34,9 +39,21 @@ import secrets
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
+from dptext.privacy.flight import Flights, StateError
+
 PRUNE_EVERY = 256  # puts between two size/age prunes
+
+
+@contextmanager
+def _db_errors(what: str):
+    """sqlite3 errors (disk full, read-only file, corrupt database) as one :class:`StateError` line."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StateError(f"{what}: {exc}") from None
 
 
 def load_secret(path: Path) -> bytes:
@@ -77,6 +94,7 @@ class Memo:
                         "created REAL NOT NULL)")
         self.db.execute("CREATE INDEX IF NOT EXISTS memo_created ON memo (created)")
         self._puts = 0
+        self.flights = Flights(self)
         self.prune()
 
     def key(self, scope: str, settings: dict, text: str) -> bytes:
@@ -86,7 +104,7 @@ class Memo:
         return hmac.new(self.secret, msg, hashlib.sha256).digest()
 
     def get(self, key: bytes) -> str | None:
-        with self.lock:
+        with self.lock, _db_errors("memo read failed"):
             row = self.db.execute("SELECT text, created FROM memo WHERE k = ?", (key,)).fetchone()
         if row is None or row[1] < self.clock() - self.max_age_s:
             return None
@@ -101,7 +119,7 @@ class Memo:
         if not items:
             return
         now = self.clock()
-        with self.lock:
+        with self.lock, _db_errors("memo write failed"):
             self.db.executemany("INSERT OR IGNORE INTO memo (k, text, created) VALUES (?, ?, ?)",
                                 [(k, t, now) for k, t in items])
             self._puts += len(items)
@@ -109,9 +127,18 @@ class Memo:
         if due:
             self.prune()
 
+    def claim(self, key: bytes) -> tuple[str, str | None]:
+        """Single-flight's store claim: ``("hit", text)`` or ``("mine", None)`` (one process per SQLite file)."""
+        text = self.get(key)
+        return ("hit", text) if text is not None else ("mine", None)
+
+    def finish(self, done: dict[bytes, str], dropped: list[bytes]) -> None:
+        """End claims: store the perturbed ``done`` texts (nothing to undo for ``dropped`` in SQLite)."""
+        self.put_many(done.items())
+
     def prune(self) -> None:
         """Delete entries past ``max_age_s``, then the oldest beyond ``max_entries``."""
-        with self.lock:
+        with self.lock, _db_errors("memo prune failed"):
             self._puts = 0
             self.db.execute("DELETE FROM memo WHERE created < ?", (self.clock() - self.max_age_s,))
             (n,) = self.db.execute("SELECT COUNT(*) FROM memo").fetchone()
@@ -132,23 +159,35 @@ class Memo:
 
 
 class Staged:
-    """The memo protocol over a :class:`Memo`, holding puts back until :meth:`commit`.
+    """The memo protocol over a memo store, holding puts back until :meth:`commit`.
 
     ``get`` sees this request's own pending puts, so a text repeated inside one
-    request is perturbed once.
+    request is perturbed once; keys claimed by :meth:`acquire` read as misses
+    (this request perturbs them), keys another request perturbed meanwhile as hits.
+    :meth:`commit` or :meth:`abort` must follow :meth:`acquire` (they end the claims).
     """
 
-    def __init__(self, memo: Memo) -> None:
+    def __init__(self, memo) -> None:
         self.memo = memo
         self.pending: dict[bytes, str] = {}
+        self.found: dict[bytes, str] = {}  # replayed by acquire
+        self.claimed: list[bytes] = []
         self.hits = 0
 
     def key(self, scope: str, settings: dict, text: str) -> bytes:
         return self.memo.key(scope, settings, text)
 
+    def acquire(self, keys) -> None:
+        """Claim ``keys`` (waiting for any that another request is perturbing now); see the module doc."""
+        found, mine = self.memo.flights.acquire(keys)
+        self.found.update(found)
+        self.claimed.extend(mine)
+
     def get(self, key: bytes) -> str | None:
         got = self.pending.get(key)
         if got is None:
+            got = self.found.get(key)
+        if got is None and key not in self.claimed:
             got = self.memo.get(key)
         if got is not None:
             self.hits += 1
@@ -158,5 +197,18 @@ class Staged:
         self.pending.setdefault(key, text)
 
     def commit(self) -> None:
-        self.memo.put_many(self.pending.items())
-        self.pending = {}
+        """Store this request's perturbations and end its claims (waiters replay them)."""
+        pending, claimed = self.pending, self.claimed
+        self.pending, self.claimed = {}, []
+        mine = set(claimed)
+        rest = {k: v for k, v in pending.items() if k not in mine}
+        try:
+            self.memo.flights.release(pending, claimed)
+        finally:
+            if rest:
+                self.memo.put_many(rest.items())
+
+    def abort(self) -> None:
+        """Drop this request's perturbations and claims (a waiter claims next)."""
+        claimed, self.pending, self.claimed = self.claimed, {}, []
+        self.memo.flights.release({}, claimed)

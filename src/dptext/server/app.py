@@ -9,8 +9,11 @@ error answers at once and nothing has gone upstream yet):
    :mod:`dptext.server.request`);
 3. private segments perturbed in a worker thread (:mod:`dptext.server.scheduler`:
    503 when the queue is full, 413 over the unit limit), repeats replayed
-   from the memo, the ε of fresh units charged to the key (429 over budget);
-4. only then the perturbed conversation goes upstream (502 / 504 / 429);
+   from the memo and concurrent copies waiting for one perturbation
+   (:mod:`dptext.privacy.flight`), the ε of fresh units charged to the key
+   (429 over budget); a state store that fails answers 503 ``state_unavailable``;
+4. only then, unless the client has hung up meanwhile (499, nothing sent), the
+   perturbed conversation goes upstream (502 / 504 / 429);
 5. ``mode: perturb`` returns the upstream answer; ``mode: inferdpt`` hands it
    to the local extraction model, whose reply is returned (or streamed).
 

@@ -85,6 +85,7 @@ class Privacy(_Strict):
     policy_options: dict = Field(default_factory=dict)  # e.g. entity_types, wordlist, entity_epsilon
     private_roles: tuple[str, ...] = ("user",)  # whole content of these roles is private
     allow_no_private_roles: bool = False  # required for private_roles: [] (then only <private> tags are private)
+    allow_public_user: bool = False  # required for a non-empty private_roles without user (user turns in clear)
     tags_narrow_private_roles: bool = False  # true: in a private role, only the tagged spans are private
     tool_messages: Literal["private", "refuse"] = "private"  # role "tool": perturbed like user text, or 400
     allow_no_dp_claim: bool = False  # required for mechanisms without a DP claim (high-freq, 2-random...)
@@ -104,6 +105,8 @@ class Privacy(_Strict):
         bad = [r for r in v if r not in ROLES]
         if bad:
             raise ValueError(f"unknown role {bad[0]!r}; roles are {', '.join(ROLES)} (lower case)")
+        if "system" in v or "developer" in v:  # developer is the newer name of system: one privacy class
+            v = (*v, "system", "developer")
         return tuple(dict.fromkeys(v))
 
     @model_validator(mode="after")
@@ -111,6 +114,9 @@ class Privacy(_Strict):
         if not self.private_roles and not self.allow_no_private_roles:
             raise ValueError("private_roles is empty, so no message would be perturbed unless it carries "
                              "<private> tags; set privacy.allow_no_private_roles: true if that is intended")
+        if self.private_roles and "user" not in self.private_roles and not self.allow_public_user:
+            raise ValueError(f"private_roles {list(self.private_roles)} leaves user messages in clear; add user, "
+                             "or set privacy.allow_public_user: true if that is intended")
         return self
 
     @field_validator("tag")
@@ -183,7 +189,8 @@ class ServerConfig(_Strict):
     limits: Limits = Limits()
     metrics: Metrics = Metrics()
     dashboard: bool = False  # GET /dashboard (behind the keys) shows requests, latency and ε per key
-    state_dir: str | None = None  # memo + accounting databases; null = $DPTEXT_CACHE_DIR/serve
+    state: str | None = None  # memo + ε ledger: a directory (SQLite files) or postgresql://... (shared by replicas)
+    state_dir: str | None = None  # older name of a state directory; null (both) = $DPTEXT_CACHE_DIR/serve
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
 
@@ -246,6 +253,14 @@ def config_from_dict(data: dict, env=None) -> ServerConfig:
         raise DPTextError("config auth.keys: key ids must be unique")
     if cfg.privacy.memo.secret and len(cfg.privacy.memo.secret.encode()) < 16:
         raise DPTextError("config privacy.memo.secret: must be at least 16 bytes (or empty: generated once)")
+    if cfg.state and cfg.state_dir:
+        raise DPTextError("config state and state_dir are both set: keep one (state_dir is the older name)")
+    if cfg.state and cfg.state.startswith(("postgresql://", "postgres://")):
+        if cfg.privacy.memo.enabled and not cfg.privacy.memo.secret:
+            raise DPTextError("config privacy.memo.secret: must be set when state is a PostgreSQL database, so that "
+                              "every replica computes the same memo keys (e.g. ${DPTEXT_MEMO_SECRET})")
+    elif cfg.state and "://" in cfg.state:
+        raise DPTextError("config state: must be a directory or a postgresql:// URL")
     return cfg
 
 

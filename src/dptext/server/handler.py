@@ -13,6 +13,7 @@ from starlette.requests import Request
 
 from dptext.errors import DPTextError
 from dptext.privacy.accounting import BudgetExceeded, Charge
+from dptext.privacy.flight import StateError
 from dptext.server.body import read_body
 from dptext.server.errors import ApiError, bad_request
 from dptext.server.privacy import HEADER, Perturbed
@@ -86,6 +87,9 @@ class ChatHandler:
     async def handle(self, request: Request, ctx: Ctx):
         req = await self.admit(request, ctx)
         report, headers, messages = await self.perturb(req, ctx)
+        if await request.is_disconnected():  # the client gave up (timeout, retry): do not forward this attempt
+            raise ApiError(499, "the client closed the connection before the request was forwarded; nothing "
+                           "was sent upstream", code="client_closed")
         payload = {"model": self.cfg.upstream.model, "messages": messages, **req.params}
         if req.stream and self.cfg.mode == "perturb":
             return await self.relay_stream(payload, report, headers, ctx)
@@ -118,18 +122,29 @@ class ChatHandler:
             perturbed, charge = await self.svc.scheduler.run(self.perturb_and_charge, req, ctx.key, ctx.timing, t)
         except ApiError:
             raise
-        except DPTextError as exc:  # the input cannot be perturbed (e.g. too many units)
-            raise ApiError(400, f"cannot perturb the private text: {exc}; nothing was sent upstream",
-                           code="perturbation_failed") from None
-        except Exception as exc:  # noqa: BLE001 - fail closed on anything
-            log.error("request id=%s perturbation failed: %s", ctx.rid, type(exc).__name__)
-            raise ApiError(500, "perturbation failed; nothing was sent upstream", type="server_error",
-                           code="perturbation_failed") from None
+        except Exception as exc:  # noqa: BLE001 - the memo or the ledger failed (maybe inside the core)
+            state = _state_error(exc)
+            if state is None:
+                raise self._perturb_failed(exc, ctx) from None
+            log.error("request id=%s state store failed: %s", ctx.rid, state)
+            raise ApiError(503, "the proxy's state store (memo / privacy ledger) cannot be read or written; "
+                           "nothing was sent upstream", type="server_error", code="state_unavailable",
+                           headers={"retry-after": "1"}) from None
         self.svc.metrics.observe("dptext_perturb_duration_seconds", ctx.timing["perturb"])
         ctx.units = perturbed.report["units"]
         for action, n in ctx.units.items():
             self.svc.metrics.inc("dptext_units_total", n, action=action)
         return self.report(perturbed, charge, ctx)
+
+    @staticmethod
+    def _perturb_failed(exc: Exception, ctx: Ctx) -> ApiError:
+        """Any other failure while perturbing or charging: 400 for bad input, else 500; nothing was sent."""
+        if isinstance(exc, DPTextError):  # the input cannot be perturbed (e.g. too many units)
+            return ApiError(400, f"cannot perturb the private text: {exc}; nothing was sent upstream",
+                            code="perturbation_failed")
+        log.error("request id=%s perturbation failed: %s", ctx.rid, type(exc).__name__)
+        return ApiError(500, "perturbation failed; nothing was sent upstream", type="server_error",
+                        code="perturbation_failed")
 
     def perturb_and_charge(self, gate, req: ChatRequest, key: str, timing: dict, submitted: float
                            ) -> tuple[Perturbed, Charge]:
@@ -144,11 +159,15 @@ class ChatHandler:
         spent = perturbed.report["epsilon_spent"]
         try:
             charge = self.svc.accountant.charge(key, spent or 0.0)
-        except BudgetExceeded as exc:
-            raise ApiError(429, f"{exc}; nothing was sent upstream", type="rate_limit_error",
-                           code="privacy_budget_exceeded",
-                           headers={"retry-after": str(max(1, int(exc.retry_after + 0.999)))}) from None
-        if perturbed.memo is not None:
+        except BaseException as exc:
+            if perturbed.memo is not None:  # end this request's single-flight claims: a waiter perturbs next
+                perturbed.memo.abort()
+            if isinstance(exc, BudgetExceeded):
+                raise ApiError(429, f"{exc}; nothing was sent upstream", type="rate_limit_error",
+                               code="privacy_budget_exceeded",
+                               headers={"retry-after": str(max(1, int(exc.retry_after + 0.999)))}) from None
+            raise
+        if perturbed.memo is not None:  # charged (committed) before anything goes upstream
             perturbed.memo.commit()
         return perturbed, charge
 
@@ -228,6 +247,16 @@ class ChatHandler:
                          "logprobs": None, "finish_reason": out.finish_reason or "stop"}],
             "usage": usage, "dptext": {**report, "remote_usage": data.get("usage")},
         }, headers=headers)
+
+
+def _state_error(exc: BaseException | None) -> StateError | None:
+    """The :class:`StateError` in ``exc``'s chain (the core wraps what its memo raises), if any."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, StateError):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
 
 
 def _timed(gate, timing: dict):

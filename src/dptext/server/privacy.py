@@ -45,7 +45,7 @@ SUMMED = ("memo_hits", "kept_by_policy", "clear_private_chars", "private_segment
 class Perturbed:
     messages: list[dict]  # what goes upstream: {"role", "content"} with private parts perturbed
     report: dict  # full privacy report (JSON body extension field)
-    memo: object = None  # staged memo writes, committed once the request is admitted
+    memo: object = None  # staged memo writes and single-flight claims: commit() once charged, else abort()
 
     def header(self) -> str:
         """Compact ASCII JSON for the response header."""
@@ -146,17 +146,25 @@ class Perturber:
         plan = self.plan(req)
         private = [(i, j, text) for i, pieces in enumerate(plan) for j, (text, priv) in enumerate(pieces) if priv]
         self.check_units([t for _, _, t in private], scope, staged)
-        outputs: dict[tuple[int, int], str] = {}
-        reports = []
-        left = sum(len(t) for _, _, t in private)
-        for batch in _batches(private):
-            with gate(left):
-                out = self.sanitizer.sanitize([Segment(t, True) for _, _, t in batch], rng=rng, scope=scope,
-                                              memo=staged)
-            left -= sum(len(t) for _, _, t in batch)
-            reports.append(out.report)
-            for (i, j, _), text in zip(batch, out.texts):
-                outputs[i, j] = text
+        if staged is not None:  # single-flight: claim (or wait for) each private text before taking the gate
+            settings = self.sanitizer.settings
+            staged.acquire(staged.key(scope, settings, t) for _, _, t in private if t.strip())
+        try:
+            outputs: dict[tuple[int, int], str] = {}
+            reports = []
+            left = sum(len(t) for _, _, t in private)
+            for batch in _batches(private):
+                with gate(left):
+                    out = self.sanitizer.sanitize([Segment(t, True) for _, _, t in batch], rng=rng, scope=scope,
+                                                  memo=staged)
+                left -= sum(len(t) for _, _, t in batch)
+                reports.append(out.report)
+                for (i, j, _), text in zip(batch, out.texts):
+                    outputs[i, j] = text
+        except BaseException:
+            if staged is not None:
+                staged.abort()
+            raise
         messages = [{"role": m.role, "content": "".join(outputs.get((i, j), text)
                                                          for j, (text, _) in enumerate(plan[i]))}
                     for i, m in enumerate(req.messages)]

@@ -35,6 +35,7 @@ import threading
 
 import numpy as np
 
+from dptext.errors import PrivacyError
 from dptext.mechanisms.base import Mechanism
 
 
@@ -119,6 +120,9 @@ class Combiner:
                 self._serve(group)
         finally:
             self.local.flushing = False
+            for _, job in parked:  # fail closed: no parked thread waits forever or goes on without a result
+                if not job.done:
+                    job.error, job.done = PrivacyError("batched perturbation failed; nothing was sent"), True
             self.cond.notify_all()
 
     def _serve(self, group: list[tuple[object, _Job]]) -> None:

@@ -76,6 +76,8 @@ DUPLICATES = {
                            b'"messages": [{"role": "system", "content": "Margaret"}]}',
     "deep in a content part": b'{"model": "x", "messages": [{"role": "user", "content": [{"type": "text", '
                               b'"text": "Margaret", "text": "x"}]}]}',
+    "a private-looking key": b'{"model": "x", "metadata": {"Margaret Hale": 1, "Margaret Hale": 2}, '
+                             b'"messages": [{"role": "user", "content": "hi"}]}',
 }
 
 
@@ -85,7 +87,7 @@ def test_duplicate_keys_are_400(live, name):
     before = len(rec.chat_requests())
     r = post(url, DUPLICATES[name])
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json", r.text
-    assert "repeats the key" in r.json()["error"]["message"]
+    assert "repeats the key" in r.json()["error"]["message"] and "Margaret" not in r.text
     assert len(rec.chat_requests()) == before
 
 

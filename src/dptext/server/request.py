@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 from dptext.server.config import ROLES, ServerConfig
 from dptext.server.errors import bad_request
-from dptext.server.params import check_stop, numeric_params
+from dptext.server.params import RANGES, check_stop, numeric_params
 
 MAX_DEPTH = 32
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -100,13 +100,20 @@ def _check_tree(obj, depth: int = 0) -> None:
             _check_tree(v, depth + 1)
 
 
+_KNOWN_KEYS = frozenset(("model", "messages", "role", "content", "name", "type", "text", "stream", "stream_options",
+                         "include_usage", "stop", "logprobs", "response_format", "user", "metadata", *REFUSED))
+
+
 def _unique_keys(pairs: list) -> dict:
-    """An object's pairs as a dict; a key given twice is a 400 (the last one would win silently)."""
+    """An object's pairs as a dict; a key given twice is a 400 (the last one would win silently). The key is
+    named only when it is a known field name (an arbitrary key could be private text)."""
     out = dict(pairs)
     if len(out) != len(pairs):
         seen = set()
         dup = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise bad_request(f"request body repeats the key {dup!r} in one object", param=dup, code="invalid_json")
+        known = dup in _KNOWN_KEYS or dup in RANGES
+        raise bad_request("request body repeats the key " + (repr(dup) if known else "(not shown)")
+                          + " in one object", param=dup if known else None, code="invalid_json")
     return out
 
 

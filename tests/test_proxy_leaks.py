@@ -167,3 +167,26 @@ def test_trailing_slash_is_never_redirected(live, host):
     if r.status_code == 200:  # routed: the same checks and perturbation as the plain path
         assert len(rec.chat_requests()) == before + 1
         assert "Margaret has a cold" not in json.dumps(rec.chat_requests()[-1])
+
+
+def test_a_stream_cut_before_done_is_an_sse_error():
+    """An upstream event stream that ends without ``[DONE]`` (cut off) is an error event, not a success."""
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "up",
+             "choices": [{"index": 0, "delta": {"content": "No"}, "finish_reason": None}]}
+
+    async def cut(scope, receive, send):  # an upstream whose stream stops after one event
+        if scope["type"] != "http":
+            return
+        more = True
+        while more:
+            more = (await receive()).get("more_body", False)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        await send({"type": "http.response.body", "body": b"data: " + json.dumps(chunk).encode() + b"\n\n"})
+
+    with serve_app(cut) as up, serve_app(create_app(config(up))) as url:
+        with httpx.stream("POST", url + "/chat/completions", headers=AUTH, trust_env=False, timeout=30,
+                          content=json.dumps({"model": "x", "messages": MSG, "stream": True})) as r:
+            events = [line[5:].strip() for line in r.iter_lines() if line.startswith("data:")]
+    assert json.loads(events[0])["choices"][0]["delta"]["content"] == "No" and "[DONE]" not in events
+    assert json.loads(events[-1])["error"]["message"] == "upstream stream ended without [DONE]"

@@ -55,6 +55,7 @@ class Combiner:
         self.cond = threading.Condition(threading.Lock())  # the big lock: Sanitizer code runs under it
         self.count_lock = threading.Lock()  # guards `inside`, which changes before the big lock is held
         self.inside = 0  # threads in `with combiner:` (holding the big lock, parked, or queued for it)
+        self.served = 0  # of those, threads whose job a flush has served and that have not parked or left since
         self.parked: list[tuple[object, _Job]] = []  # (mechanism, job), touched under the big lock only
         self.local = threading.local()
         self.rng = np.random.default_rng() if shared_rng else None
@@ -73,10 +74,17 @@ class Combiner:
         self.local.inside = False
         with self.count_lock:
             self.inside -= 1
-            ready = bool(self.parked) and len(self.parked) == self.inside
-        if ready:  # the threads left are all parked: serve them before leaving
+            self.served -= self._was_served()
+            ready = bool(self.parked) and len(self.parked) == self.inside - self.served
+        if ready:  # the threads left are all parked or already served: serve the parked ones before leaving
             self._flush()
         self.cond.release()
+
+    def _was_served(self) -> int:
+        """1 (and the mark cleared) when this thread's last job was served since it last parked or left."""
+        was = getattr(self.local, "served", False)
+        self.local.served = False
+        return int(was)
 
     # ----- a mechanism's perturb, batched ------------------------------------------------------------------
     def install(self, mech) -> bool:
@@ -95,14 +103,19 @@ class Combiner:
         return True
 
     def _park(self, mech, job: _Job):
+        """Wait for a flush to serve ``job``. A flush runs once every thread inside is parked or was served
+        by an earlier flush and has not come back yet: threads still finishing an earlier batch's work do
+        not hold back the next batch, threads queued for the lock (new requests) do."""
         self.parked.append((mech, job))
         with self.count_lock:
-            ready = len(self.parked) == self.inside
+            self.served -= self._was_served()
+            ready = len(self.parked) == self.inside - self.served
         if ready:
             self._flush()
         else:
             while not job.done:
                 self.cond.wait()  # releases the big lock so that queued requests can park too
+        self.local.served = True  # counted in `served` by the flush that served the job
         if job.error is not None:
             raise job.error
         return job.result
@@ -110,6 +123,8 @@ class Combiner:
     def _flush(self) -> None:
         """Serve every parked job (big lock held): one ``perturb_many`` per mechanism and generator."""
         parked, self.parked = self.parked, []
+        with self.count_lock:
+            self.served += len(parked)
         groups: dict[tuple[int, int], list[tuple[object, _Job]]] = {}
         for mech, job in parked:
             gen = 0 if self.rng is not None else id(job.rng)

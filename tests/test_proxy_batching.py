@@ -152,3 +152,32 @@ def test_proxy_batches_concurrent_requests_and_charges_each():
         assert sum(r.json()["dptext"]["units"].values()) == len(units(svc.perturber.sanitizer, text_of(i)))
     sent = rec.chat_requests()[1:]
     assert len(sent) == n and all(text_of(i) not in json.dumps(sent) for i in range(1, n + 1))
+
+
+def test_many_threads_with_several_segments_each_get_their_own_units(spec):
+    """20 threads x 10 Sanitizer calls of 1-4 segments (some public): no hang, every unit record and
+    public text back in its own place, and calls were merged."""
+    import random
+
+    s = Sanitizer(spec)
+    combiner = attach(s, shared_rng=True)
+    wrong = []
+
+    def work(seed):
+        r = random.Random(seed)
+        for _ in range(10):
+            segs = [Segment(" ".join(r.choice(WORDS) for _ in range(r.randint(1, 20))), r.random() < 0.8)
+                    for _ in range(r.randint(1, 4))]
+            out = s.sanitize(segs)
+            for i, seg in enumerate(segs):
+                got = [u["original"] for u in out.units(i)]
+                if got != (units(s, seg.text) if seg.private else []) or (not seg.private and out.texts[i] != seg.text):
+                    wrong.append(seg)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads) and wrong == []
+    assert combiner.calls < combiner.texts

@@ -219,3 +219,22 @@ def test_policy_entities_through_sanitize_corpus(tmp_path):
     assert "moved to" in out[0]["text"]  # outside the detected spans the text passes in clear
     assert "maria@example.org" not in out[1]["text"] and "about the invoice." in out[1]["text"]
     assert out[0]["privacy_report"]["policy"]["name"] == "entities"
+
+
+def test_deep_record_is_rejected_and_nonfinite_numbers_are_written_as_null(tmp_path):
+    """A record nested 2,000 deep goes to the rejects file (the run goes on); NaN/Infinity outside the text
+    come out as null, so a strict JSON parser reads every output line."""
+    deep = '{"id": "deep", "text": "The nurse", "meta": ' + "[" * 2000 + "]" * 2000 + "}"
+    odd = '{"id": "nan", "text": "The doctor", "score": NaN, "more": [Infinity, -Infinity, 1.5]}'
+    src = write_jsonl(tmp_path / "in.jsonl", GOOD[:2], [deep, odd])
+    p = sanitize(src, tmp_path / "out.jsonl", "-q")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    rejects = (tmp_path / "out.jsonl.rejects.jsonl").read_text().splitlines()
+    assert [json.loads(x)["line"] for x in rejects] == [3] and "nested deeper" in json.loads(rejects[0])["error"]
+
+    def strict(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    out = [json.loads(x, parse_constant=strict) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in out] == [0, 1, "nan"]
+    assert out[2]["score"] is None and out[2]["more"] == [None, None, 1.5]

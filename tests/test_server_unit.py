@@ -161,7 +161,7 @@ def test_parse_request_roles_and_refusals():
                                       {"role": "assistant", "content": "ok"}]}, cfg)
     assert [(m.role, [(s.text, s.private) for s in m.segments]) for m in req.messages] == [
         ("system", [("Be brief.", False)]), ("user", [("secret", True)]), ("assistant", [("ok", False)])]
-    assert req.params == {"temperature": 0.5, "max_tokens": 4096}  # user / metadata / name never forwarded
+    assert req.params == {"temperature": 0.5}  # no max_tokens invented; user / metadata / name never forwarded
     inferdpt = parse_request({"model": "x", "messages": [{"role": "assistant", "content": "ok"}]},
                              make_cfg(mode="inferdpt"))
     assert inferdpt.messages[0].segments[0].private  # answers rebuilt from raw text stay local

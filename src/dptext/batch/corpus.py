@@ -4,7 +4,8 @@ A corpus is a sequence of records (JSONL: one JSON object per line; Parquet:
 one row). The reader yields :class:`Record` for good records and
 :class:`Reject` for malformed ones (bad UTF-8, bad JSON, not an object, no
 text field, non-string or null text, a field that would be overwritten by
-the report, a text that is not valid Unicode); blank JSONL lines are
+the report, a text that is not valid Unicode, nesting deeper than
+``MAX_DEPTH`` objects/arrays); blank JSONL lines are
 counted and skipped. JSON allows lone surrogates (``"\\ud800"``), which no
 UTF-8 file can hold: in the text they reject the record here, in any other
 field when the record is written. ``index`` is the
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from dptext.errors import DPTextError
 
+MAX_DEPTH = 256  # deeper records are rejected: json (and pickling to workers) would hit the recursion limit
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -114,10 +116,14 @@ class CorpusReader:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             return Reject(index, lineno, f"invalid UTF-8 at byte {exc.start}", raw.decode("utf-8", "backslashreplace"))
+        if line.count("[") + line.count("{") > MAX_DEPTH and _depth(line) > MAX_DEPTH:
+            return Reject(index, lineno, f"nested deeper than {MAX_DEPTH} levels of objects and arrays", line)
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             return Reject(index, lineno, f"invalid JSON: {exc.msg} (column {exc.colno})", line)
+        except RecursionError:  # not reached after the depth check; kept so no record can abort the run
+            return Reject(index, lineno, "nested too deeply to parse", line)
         if not isinstance(row, dict):
             return Reject(index, lineno, f"not a JSON object but a {type(row).__name__}", line)
         return self._check_row(index, lineno, row, line)
@@ -147,3 +153,26 @@ class CorpusReader:
                     rec.raw = json.dumps(row, ensure_ascii=False, default=str)
                 yield rec
                 index += 1
+
+
+def _depth(line: str) -> int:
+    """Deepest nesting of ``[``/``{`` outside JSON strings (a scan, no recursion; malformed input is
+    measured as far as it goes and then refused by the parser)."""
+    depth = best = 0
+    in_str = esc = False
+    for c in line:
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif c in "]}":
+            depth -= 1
+    return best

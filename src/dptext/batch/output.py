@@ -15,6 +15,7 @@ silently created tree of folders.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -98,6 +99,17 @@ def _bad_field(row: dict) -> str:
     return "a field"
 
 
+def finite(obj):
+    """``obj`` with every NaN or infinite float replaced by None (dicts and lists copied, the rest as is)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [finite(v) for v in obj]
+    return obj
+
+
 class ReportJSON:
     """``json.dumps(report)`` with the report's claim (one dict shared by every record of a run, about
     1 kB of JSON) encoded once instead of once per record."""
@@ -136,10 +148,16 @@ class JsonlWriter(_AtomicFile):
         self.f.write(data)
 
     def _line(self, row: dict, report: dict) -> str:
-        """``json.dumps({**row, report_field: report})``, with the report from :class:`ReportJSON`."""
+        """``json.dumps({**row, report_field: report})``, with the report from :class:`ReportJSON`.
+
+        Strict JSON: ``NaN`` and ``±Infinity`` (which Python's json reads from an input line) are written
+        as ``null``, since strict parsers refuse them."""
         if not row or self.report_field in row:
-            return json.dumps({**row, self.report_field: report}, ensure_ascii=False)
-        head = json.dumps(row, ensure_ascii=False)[:-1]
+            return json.dumps(finite({**row, self.report_field: report}), ensure_ascii=False, allow_nan=False)
+        try:
+            head = json.dumps(row, ensure_ascii=False, allow_nan=False)[:-1]
+        except ValueError:  # a non-finite float somewhere in the row
+            head = json.dumps(finite(row), ensure_ascii=False, allow_nan=False)[:-1]
         return f"{head}, {json.dumps(self.report_field)}: {self.reports(report)}}}"
 
     def commit(self) -> None:

@@ -19,10 +19,20 @@ Which text is private (the proxy's contract):
 
 Only an allowlist of sampling parameters is forwarded; fields that can carry
 free text upstream (``tools``, ``functions``, ``tool_calls``, non-text content
-parts, ``stop`` strings with letters or digits) are refused with 400, and
-identifiers (``user``, ``metadata``, message ``name``) are dropped, so
-nothing leaves the machine unexamined. The body itself must be strict JSON:
-no ``NaN``/``Infinity``, no lone surrogates, nesting at most ``MAX_DEPTH``.
+parts, ``logit_bias``, ``stop`` strings with letter- or digit-like characters)
+are refused with 400, and identifiers (``user``, ``metadata``, message
+``name``) are dropped, so nothing leaves the machine unexamined. The body
+itself must be strict JSON: no ``NaN``/``Infinity``, no lone surrogates, no
+duplicate keys in any object (a later ``"role"`` would silently win over an
+earlier one), nesting at most ``MAX_DEPTH``.
+
+Numeric parameters are checked against their documented OpenAI type and
+range (see :mod:`dptext.server.params`); a wrong type or a value out of range
+is a 400 naming the parameter. ``logit_bias`` is refused: its keys are token
+ids, so a map of them spells text in the upstream's tokenizer. ``seed`` is
+forwarded (a 64-bit integer chosen by the client, like ``temperature``): the
+proxy perturbs text, not numbers the client sets itself, so a client must not
+derive a seed from private data.
 """
 
 from __future__ import annotations
@@ -33,13 +43,12 @@ from dataclasses import dataclass, field
 
 from dptext.server.config import ROLES, ServerConfig
 from dptext.server.errors import bad_request
+from dptext.server.params import RANGES, check_stop, numeric_params
 
 MAX_DEPTH = 32
 _SURROGATE = re.compile("[\ud800-\udfff]")
 REFUSED = ("tools", "tool_choice", "functions", "function_call", "parallel_tool_calls", "audio",
-           "prediction", "web_search_options")
-NUMBER_PARAMS = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
-INT_PARAMS = ("max_tokens", "max_completion_tokens", "n", "seed", "top_logprobs")
+           "prediction", "web_search_options", "logit_bias")
 
 
 @dataclass
@@ -91,10 +100,27 @@ def _check_tree(obj, depth: int = 0) -> None:
             _check_tree(v, depth + 1)
 
 
+_KNOWN_KEYS = frozenset(("model", "messages", "role", "content", "name", "type", "text", "stream", "stream_options",
+                         "include_usage", "stop", "logprobs", "response_format", "user", "metadata", *REFUSED))
+
+
+def _unique_keys(pairs: list) -> dict:
+    """An object's pairs as a dict; a key given twice is a 400 (the last one would win silently). The key is
+    named only when it is a known field name (an arbitrary key could be private text)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        known = dup in _KNOWN_KEYS or dup in RANGES
+        raise bad_request("request body repeats the key " + (repr(dup) if known else "(not shown)")
+                          + " in one object", param=dup if known else None, code="invalid_json")
+    return out
+
+
 def decode_body(raw: bytes):
     """Strict JSON decoding: every malformed body is a 400 with code ``invalid_json``."""
     try:
-        body = json.loads(raw, parse_constant=_reject_constant)
+        body = json.loads(raw, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise bad_request(f"request body is nested deeper than {MAX_DEPTH} levels", code="invalid_json") from None
     except ValueError:  # includes UnicodeDecodeError
@@ -157,42 +183,28 @@ def _content_text(content, where: str) -> str:
     raise bad_request(f"{where} must be a string or a list of text parts", param=where)
 
 
-def _params(body: dict, cfg: ServerConfig) -> dict:
-    out = {}
-    for k in NUMBER_PARAMS:
-        if body.get(k) is not None:
-            v = body[k]
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise bad_request(f"{k} must be a number", param=k)
-            out[k] = v
-    for k in INT_PARAMS:
-        if body.get(k) is not None:
-            v = body[k]
-            if isinstance(v, bool) or not isinstance(v, int) or (k != "seed" and v < 1 and k != "top_logprobs"):
-                raise bad_request(f"{k} must be a positive integer", param=k)
-            out[k] = v
+def _params(body: dict, cfg: ServerConfig, stream: bool) -> dict:
+    out = numeric_params(body)
     if out.get("n", 1) > cfg.limits.max_n:
         raise bad_request(f"n = {out['n']} is above this proxy's limit of {cfg.limits.max_n}", param="n",
                           code="limit_exceeded")
-    cap = cfg.limits.max_tokens
+    cap = cfg.limits.max_tokens  # a cap on what the client asks; no limit asked, none forwarded
     for k in ("max_tokens", "max_completion_tokens"):
         if k in out:
             out[k] = min(out[k], cap)
-    if "max_tokens" not in out and "max_completion_tokens" not in out:
-        out["max_tokens"] = cap
     if body.get("stop") is not None:
-        stop = body["stop"]
-        if isinstance(stop, str):
-            stop = [stop]
-        if not isinstance(stop, list) or len(stop) > 4 or not all(isinstance(s, str) for s in stop):
-            raise bad_request("stop must be a string or a list of at most 4 strings", param="stop")
-        if any(c.isalnum() for s in stop for c in s):  # free text would go upstream unperturbed
-            raise bad_request("stop strings with letters or digits are not supported by the privacy proxy "
-                              "(they would go upstream unperturbed); use punctuation or whitespace only",
-                              param="stop", code="unsupported_parameter")
-        out["stop"] = stop
+        out["stop"] = check_stop(body["stop"])
     if body.get("logprobs") is not None:
-        out["logprobs"] = bool(body["logprobs"])
+        if not isinstance(body["logprobs"], bool):
+            raise bad_request("logprobs must be true or false", param="logprobs")
+        out["logprobs"] = body["logprobs"]
+    so = body.get("stream_options")
+    if so is not None:
+        if not isinstance(so, dict) or set(so) - {"include_usage"} or \
+                not isinstance(so.get("include_usage", False), bool):
+            raise bad_request("stream_options must be {'include_usage': true|false}", param="stream_options")
+        if stream and cfg.mode == "perturb" and "include_usage" in so:  # the upstream's stream is relayed
+            out["stream_options"] = {"include_usage": so["include_usage"]}
     rf = body.get("response_format")
     if rf is not None:
         if not isinstance(rf, dict) or rf.get("type") not in ("text", "json_object"):
@@ -241,6 +253,6 @@ def parse_request(body, cfg: ServerConfig) -> ChatRequest:
     stream = body.get("stream") or False
     if not isinstance(stream, bool):
         raise bad_request("stream must be true or false", param="stream")
-    so = body.get("stream_options") or {}
-    include_usage = bool(isinstance(so, dict) and so.get("include_usage"))
-    return ChatRequest(out, _params(body, cfg), stream, include_usage)
+    params = _params(body, cfg, stream)
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    return ChatRequest(out, params, stream, include_usage)

@@ -18,6 +18,14 @@ Chunking never changes what a context-free mechanism releases: every unit is
 perturbed independently, and the cut falls between units (whitespace goes to
 the start of the next chunk, as it would be segmented in the whole text).
 Contextual mechanisms (whose rows depend on neighbouring units) are not cut.
+
+**Batching** (:mod:`dptext.server.batching`, once :meth:`Scheduler.attach`
+has been given the perturber): the gate then admits up to ``BATCH`` chunks
+at once, and their mechanism calls are merged into one ``perturb_many`` per
+mechanism, each request keeping its own Sanitizer call, memo staging, report
+and charge. The priority order still decides which chunks enter when more
+than ``BATCH`` wait. A contextual mechanism is not batched (one slot per
+``limits.perturb_concurrency`` as before).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from contextlib import contextmanager, nullcontext
 from dptext.server.errors import ApiError
 
 CHUNK_CHARS = 2048
+BATCH = 64  # chunks (of at most about CHUNK_CHARS characters) merged into one mechanism call at most
 _CUT = re.compile(r"\s+(?=\S)")
 
 
@@ -91,18 +100,44 @@ class PriorityGate:
 
 
 class Scheduler:
-    def __init__(self, concurrency: int, max_queue: int) -> None:
+    def __init__(self, concurrency: int, max_queue: int, batch: bool = True) -> None:
+        self.concurrency = concurrency
         self.gate = PriorityGate(concurrency)
         self.max_queue = max_queue
         self.admitted = 0  # touched on the event loop only
         self.pool = ThreadPoolExecutor(max_workers=max_queue, thread_name_prefix="dptext-perturb")
+        self.batch = batch  # False: one mechanism call per chunk (the behaviour before batching)
+        self.combiner = None
+        self.attached = False
 
     @property
     def queued(self) -> int:
         return self.admitted
 
+    def attach(self, perturber) -> None:
+        """Batch the mechanism calls of ``perturber`` (a :class:`dptext.server.privacy.Perturber`); call it
+        before traffic arrives. Randomness is shared across a batch only when no ``privacy.seed`` is set."""
+        from dptext.server.batching import attach
+
+        self.attached = True
+        if not self.batch:
+            return
+        self.combiner = attach(perturber.sanitizer, shared_rng=perturber.seed is None)
+        if self.combiner is not None:
+            self.gate = PriorityGate(max(self.concurrency, BATCH))
+
+    def _attach_from(self, fn) -> None:
+        """Until :class:`~dptext.server.services.Services` calls :meth:`attach` itself: find the perturber
+        through the handler whose bound method ``fn`` is (``handler.svc.perturber``)."""
+        perturber = getattr(getattr(getattr(fn, "__self__", None), "svc", None), "perturber", None)
+        if perturber is not None and hasattr(perturber, "sanitizer"):
+            self.attach(perturber)
+        self.attached = True
+
     async def run(self, fn, *args):
         """Run ``fn(gate, *args)`` in a worker thread; 503 when ``max_queue`` requests are already in."""
+        if not self.attached:
+            self._attach_from(fn)
         if self.admitted >= self.max_queue:
             raise ApiError(503, f"the proxy is busy ({self.admitted} requests perturbing or queued); retry shortly",
                            type="server_error", code="overloaded", headers={"retry-after": "1"})

@@ -197,6 +197,13 @@ class Upstream:
                 raise self._stream_timeout() from None
 
     async def _chunks(self, resp: httpx.Response, deadline: float):
+        """The stream's JSON chunks. A 200 that is not ``text/event-stream``, or a stream that ends without
+        ``[DONE]``, is an error (sent to the client as an SSE error event), never an empty successful stream."""
+        ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != "text/event-stream":
+            await resp.aread()  # read to the end: the connection can go back to the pool
+            raise ApiError(502, f"upstream answered a stream request with {ctype or 'no content type'}, "
+                           "not an event stream", type="upstream_error", code="upstream_error")
         lines = self._lines(resp, deadline)
         try:
             async for line in lines:
@@ -215,6 +222,8 @@ class Upstream:
                 if isinstance(chunk, dict) and "error" in chunk:
                     raise _status_error(502, data)
                 yield chunk
+            raise ApiError(502, "upstream stream ended without [DONE]", type="upstream_error",
+                           code="upstream_error")
         except httpx.TimeoutException:
             raise self._timeout() from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:

@@ -153,8 +153,6 @@ def test_stream_options_include_usage_is_forwarded(live):
 
 
 # ----- leak 6: the trailing-slash form is never redirected ------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="needs redirect_slashes=False in FastAPI(...) of server/app.py "
-                                       "(another helper's file); remove this mark with that line")
 @pytest.mark.parametrize("host", ["evil.example", None])
 def test_trailing_slash_is_never_redirected(live, host):
     url, rec = live

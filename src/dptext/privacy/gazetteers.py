@@ -192,7 +192,7 @@ def lexicon() -> Lexicon:
             src = _sources()
             key = cache.key_of("gazetteers", VERSION, COMMON_COUNT,
                                [cache.file_fingerprint(p) for p in src.values()])
-            path = cache.entry_path("gazetteers", "lexicon", key, ".json")
+            path = cache.entry_path("gazetteers", "lexicon", key, ".json", version=1)
             if path.exists():
                 raw = json.loads(path.read_text(encoding="utf-8"))
             else:

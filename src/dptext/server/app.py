@@ -49,7 +49,7 @@ def create_app(cfg: ServerConfig, *, perturber: Perturber | None = None, extract
         await svc.aclose()
 
     app = FastAPI(title="dptext privacy proxy", lifespan=lifespan, docs_url=None, redoc_url=None,
-                  openapi_url=None)
+                  openapi_url=None, redirect_slashes=False)  # never redirect: Location would come from Host
     app.state.cfg, app.state.services, app.state.chat = cfg, svc, ChatHandler(svc)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     # plain Starlette routes: each takes the Request and calls one function; no dependency solving per request

@@ -108,7 +108,6 @@ class Scheduler:
         self.pool = ThreadPoolExecutor(max_workers=max_queue, thread_name_prefix="dptext-perturb")
         self.batch = batch  # False: one mechanism call per chunk (the behaviour before batching)
         self.combiner = None
-        self.attached = False
 
     @property
     def queued(self) -> int:
@@ -119,25 +118,14 @@ class Scheduler:
         before traffic arrives. Randomness is shared across a batch only when no ``privacy.seed`` is set."""
         from dptext.server.batching import attach
 
-        self.attached = True
         if not self.batch:
             return
         self.combiner = attach(perturber.sanitizer, shared_rng=perturber.seed is None)
         if self.combiner is not None:
             self.gate = PriorityGate(max(self.concurrency, BATCH))
 
-    def _attach_from(self, fn) -> None:
-        """Until :class:`~dptext.server.services.Services` calls :meth:`attach` itself: find the perturber
-        through the handler whose bound method ``fn`` is (``handler.svc.perturber``)."""
-        perturber = getattr(getattr(getattr(fn, "__self__", None), "svc", None), "perturber", None)
-        if perturber is not None and hasattr(perturber, "sanitizer"):
-            self.attach(perturber)
-        self.attached = True
-
     async def run(self, fn, *args):
         """Run ``fn(gate, *args)`` in a worker thread; 503 when ``max_queue`` requests are already in."""
-        if not self.attached:
-            self._attach_from(fn)
         if self.admitted >= self.max_queue:
             raise ApiError(503, f"the proxy is busy ({self.admitted} requests perturbing or queued); retry shortly",
                            type="server_error", code="overloaded", headers={"retry-after": "1"})

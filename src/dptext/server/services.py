@@ -86,8 +86,11 @@ class Services:
             from dptext.server.extract import Extractor
 
             extractor = Extractor(cfg)
+        scheduler = Scheduler(cfg.limits.perturb_concurrency, cfg.limits.max_queue)
+        if hasattr(perturber, "sanitizer"):  # test doubles without a core are not batched
+            scheduler.attach(perturber)
         return cls(cfg, KeyStore(cfg), RateLimiter(cfg), Metrics(), perturber, extractor, Upstream(cfg),
-                   Scheduler(cfg.limits.perturb_concurrency, cfg.limits.max_queue), accountant, memo)
+                   scheduler, accountant, memo)
 
     async def aclose(self) -> None:
         await self.upstream.aclose()

@@ -76,10 +76,7 @@ def _gemm_top2(q32: np.ndarray, space) -> tuple[np.ndarray, np.ndarray]:
     for s in range(0, n, SEARCH_ROWS):
         sc = (scale * q32[s : s + SEARCH_ROWS]) @ table.T
         sc += bias[None, :]
-        top = np.argpartition(-sc, 1, axis=1)[:, :2]
-        vals = np.take_along_axis(sc, top, axis=1)
-        swap = vals[:, 1] > vals[:, 0]
-        top[swap] = top[swap][:, ::-1]
+        top = np.argpartition(-sc, 1, axis=1)[:, :2]  # kth = 1: the best at 0, the second at 1
         i1[s : s + SEARCH_ROWS], i2[s : s + SEARCH_ROWS] = top[:, 0], top[:, 1]
     return i1, i2
 

@@ -11,6 +11,9 @@ two-sample test against the fast samplers.
   ``Σ_λ = λΣ + (1−λ)I``, ``q = φ(x) + r·Σ_λ^{1/2}·g/‖g‖`` (``scipy.linalg.sqrtm``), nearest unit.
 * Vickrey (Xu et al. 2021): the same ``q``; ``w₁, w₂`` its two nearest units at ``d₁ ≤ d₂``;
   ``w₁`` with probability ``(1 − t)·d₂ / (t·d₁ + (1 − t)·d₂)``, else ``w₂``.
+* TEM (Carvalho et al. 2023): ``L_x = [y : d(x,y) ≤ γ]`` (``d`` the space's distance row); scores
+  ``−d(x,y)`` and ``⊥: −γ + 2·ln|V \ L_x|/ε``; one Gumbel(0, 2/ε) draw per score per draw, the
+  best wins; ``⊥`` draws a uniform unit of ``V \ L_x``.
 """
 
 from __future__ import annotations
@@ -81,14 +84,31 @@ def vickrey_draw(E: np.ndarray, x: int, epsilon: float, t: float, n: int, rng: n
     return out
 
 
+def tem_draw(dist_row: np.ndarray, epsilon: float, gamma: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    dist_row = np.asarray(dist_row, dtype=np.float64)
+    members = [y for y in range(len(dist_row)) if dist_row[y] <= gamma]
+    outsiders = [y for y in range(len(dist_row)) if dist_row[y] > gamma]
+    bottom = -gamma + 2.0 * math.log(len(outsiders)) / epsilon if outsiders else -math.inf
+    scores = np.array([-float(dist_row[y]) for y in members] + [bottom])
+    out = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        noisy = scores + rng.gumbel(0.0, 2.0 / epsilon, size=len(scores))  # one Gumbel per candidate
+        best = int(np.argmax(noisy))
+        out[k] = members[best] if best < len(members) else outsiders[int(rng.integers(len(outsiders)))]
+    return out
+
+
 def handles(mech) -> bool:
     from dptext.mechanisms._metricdp import NoisyEmbedding
+    from dptext.mechanisms.tem import TEM
 
-    return isinstance(mech, NoisyEmbedding)
+    return isinstance(mech, (NoisyEmbedding, TEM))
 
 
 def draws(mech, x: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` reference draws for ``mech`` (one of this module's mechanisms) at unit ``x``."""
+    if mech.name == "tem":
+        return tem_draw(mech.space.distances([x])[0], float(mech.epsilon), float(mech.gamma), n, rng)
     E = mech.space.embeddings
     lam = float(getattr(mech, "lam", 0.0))
     if mech.name == "vickrey":

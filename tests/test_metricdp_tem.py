@@ -81,7 +81,8 @@ def test_audit_passes():
 
 
 def test_cli(capsys):
-    assert main(["perturb", "-m", "tem", "-e", "6", "-p", "gamma=5", "--seed", "1", "--json", "The quick brown fox"]) == 0
+    assert main(["perturb", "-m", "tem", "-e", "6", "-p", "gamma=5", "--seed", "1", "--json",
+                 "The quick brown fox"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["privacy"]["perturbed"] == 4 and rep["privacy"]["claim"]["details"]["gamma"] == 5.0
     assert main(["audit", "-m", "tem", "-e", "6", "-p", "gamma=5", "--pairs", "10", "--samples", "3000",

@@ -66,7 +66,7 @@ class TEM(Mechanism):
 
     # ----- exact rows ------------------------------------------------------------------------------------------
     def _rows(self, ids: np.ndarray) -> np.ndarray:
-        """Unnormalised weights ``exp(−ε·(min(d, γ) − d_min)/2)`` for input rows ``ids`` (relative to the row's max)."""
+        """Unnormalised weights ``exp(−ε·(min(d, γ) − d_min)/2)`` for input rows ``ids`` (row max 1)."""
         d = np.asarray(self.space.distances(ids), dtype=np.float64)
         np.minimum(d, self.gamma, out=d)
         d -= d.min(axis=1, keepdims=True)

@@ -129,7 +129,7 @@ def mechanisms():
     for name in sorted(MECHANISMS):
         cls = MECHANISMS[name]
         doc = (cls.__doc__ or cls.__module__ and __import__(cls.__module__, fromlist=["x"]).__doc__ or "").strip()
-        typer.echo(f"{name:18s} space={cls.default_space:17s} {doc.splitlines()[0] if doc else ''}")
+        typer.echo(f"{name:18s} space={cls.default_space or '-':17s} {doc.splitlines()[0] if doc else ''}")
 
 
 def register(app: typer.Typer) -> None:

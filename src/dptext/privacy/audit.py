@@ -97,7 +97,10 @@ class AuditResult:
         fmt = _fmt
         lines = [f"mechanism  {self.mechanism}  ε={self.epsilon}  space={self.space}",
                  f"claim      {self.kind}: {self.claim.get('scope', '')}"]
-        if self.claimed is None:
+        if self.claimed is None and self.scope_rule.startswith("Monte-Carlo"):
+            lines.append("audited    Monte-Carlo rows: the claim is proven (docs/algorithms.md); the sampler is "
+                         "compared with the literal reference sampler")
+        elif self.claimed is None:
             lines.append("audited    no DP claim: only the sampler is checked")
         else:
             unit = " per unit distance" if self.kind == "metric-dp" else ""
@@ -209,8 +212,12 @@ def audit_mechanism(mech, *, pairs: int = 200, samples: int = 20000, gof_units: 
     on the ``gof_units`` checked units (:mod:`dptext.privacy.fidelity`).
     """
     if getattr(mech, "transition_samples", None) and not reference:
-        raise DPTextError(f"{mech.name}: its transition is a Monte-Carlo estimate; the audit needs exact rows "
-                          "(--reference still compares its sampler with the literal reference)")
+        from dptext.privacy.fidelity import has_reference
+
+        if not has_reference(mech):
+            raise DPTextError(f"{mech.name}: its transition is a Monte-Carlo estimate and it has no reference "
+                              "sampler; nothing to audit")
+        reference = True  # Monte-Carlo rows: the reference comparison is the audit these mechanisms allow
     require_per_unit(type(mech))
     rng = np.random.default_rng(seed)
     claim = mech.privacy()

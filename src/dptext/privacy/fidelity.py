@@ -80,6 +80,10 @@ def _family(mech) -> str:
     from dptext.mechanisms.rantext import RanText
     from dptext.mechanisms.santext import SanText
 
+    from dptext.privacy import reference_metricdp
+
+    if reference_metricdp.handles(mech):  # the word-level metric-DP family (its own reference module)
+        return "metricdp"
     for cls, fam in ((RanText, "rantext"), (SanText, "santext"), (CusText, "custext"), (Cape, "cape"),
                      (NoiseMapper, "noise")):
         if isinstance(mech, cls):
@@ -101,6 +105,10 @@ def reference_draws(mech, x: int, n: int, rng: np.random.Generator, context: str
     fam = _family(mech)
     sp = mech.space
     eps = float(mech.epsilon)
+    if fam == "metricdp":
+        from dptext.privacy import reference_metricdp
+
+        return reference_metricdp.draws(mech, x, n, rng)
     if fam == "rantext":
         dist = _metric_row(sp, x)
         return ref.rantext_draw(sp.embeddings, dist, eps, float(mech.z), n, rng)

@@ -1,0 +1,222 @@
+"""dptext's word-level metric-DP mechanisms side by side with the peer package ``mldp-text``.
+
+    python benchmarks/compare_peers.py [--units 10000] [--draws 5000] [--epsilon 10]
+
+* Installs ``mldp-text==0.1.2`` and ``dp-diffractor==0.2.1`` into a separate virtual environment under
+  ``$DPTEXT_CACHE_DIR/peers`` (never the project's ``.venv``) on first use, with pip from PyPI.
+* Feeds the peer the project's own GloVe-50d vectors (the 50,000 units of the ``glove-50d`` space) as a
+  word2vec text file, the format ``mldp-text`` reads (it would otherwise look for its own 300d file).
+* Text: the first ``--units`` in-vocabulary units of the ``tweets`` data (real text).
+* Per mechanism it prints: equality in distribution (5 input words × ``--draws`` draws per side,
+  chi-square test of homogeneity; **threshold fixed in advance: equal when p ≥ 0.001/5 for every word**,
+  plus the total-variation distance), units/s cold (a fresh process, imports and loading included) and
+  warm (the same object again) for the peer and dptext with the ratios, peak RSS of each process,
+  the share of units left unchanged (retention) and a KNN attack's success (the input is among the 5
+  units nearest to the output, Euclidean), at the same ε.
+* The peers are slow (TEM runs a Python loop over the vocabulary for every word), so each peer run is
+  capped by ``--peer-seconds`` of perturbation and its rate measured on what it finished.
+
+Where the peer departs from its paper (docs/algorithms.md, "The word-level metric-DP family") the
+comparison says so; dptext follows the paper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+PINS = ["mldp-text==0.1.2", "dp-diffractor==0.2.1"]
+WORDS = ["house", "doctor", "good", "city", "music"]
+PEER = {"multivariate": ("MultivariateCalibrated", {}), "mahalanobis": ("Mahalanobis", {"lambd": 0.5}),
+        "vickrey": ("VickreyMechanism", {}), "tem": ("TEM", {})}
+OURS = {"multivariate": {}, "mahalanobis": {"lam": 0.5}, "vickrey": {"t": 0.5}, "tem": {}}
+DEPARTS = {
+    "vickrey": "peer departs from the paper: it drops the input word when it is the nearest and picks between the "
+               "next two by softmax(−t·d) with t = [1, 0], not (1−t)d₂/(t·d₁+(1−t)d₂); distributions differ by design",
+    "tem": "peer departs from the paper: γ rounded to 0.1 and ⊥ scored with ln(|vocab.txt|/|L_x|) (its own "
+           "packaged vocabulary), not ln|V \\ L_x|",
+    "mahalanobis": "peer normalises Σ by the variance of all entries (trace ≈ n), dptext to trace exactly n",
+}
+
+WORKER = textwrap.dedent('''
+    import json, sys, time
+    t0 = time.perf_counter()
+    import numpy as np
+    from mldp_text import mechanisms as M
+    from mldp_text.utils import validate_and_load_embeddings
+    name, eps, emb, inp, out, budget, opts = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], \\
+        sys.argv[5], float(sys.argv[6]), json.loads(sys.argv[7])
+    kv = validate_and_load_embeddings(emb)
+    kw = dict(embedding_matrix=kv, dim=kv.vector_size, **opts)
+    if name != "TEM":
+        kw["vocab"] = set(kv.index_to_key)
+    mech = getattr(M, name)(eps, **kw)
+    if name == "TEM":
+        mech.vocab_size = len(kv)
+    job = json.load(open(inp))
+    res = {"load_s": time.perf_counter() - t0}
+    def run(words, cap):
+        outs, t = [], time.perf_counter()
+        for w in words:
+            outs.append(mech.replace_word(w))
+            if time.perf_counter() - t > cap:
+                break
+        return outs, time.perf_counter() - t
+    outs, secs = run(job["text"], budget)
+    res.update(cold_units=len(outs), cold_s=time.perf_counter() - t0, text_out=outs)
+    outs2, secs2 = run(job["text"], budget)
+    res.update(warm_units=len(outs2), warm_s=secs2)
+    res["draws"] = {w: run([w] * job["draws"], budget)[0] for w in job["words"]}
+    res["rss_mb"] = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+    json.dump(res, open(out, "w"))
+''')
+
+OURS_WORKER = textwrap.dedent('''
+    import json, sys, time
+    t0 = time.perf_counter()
+    from dptext.mechanisms import get_mechanism
+    name, eps, inp, out, opts = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
+    job = json.load(open(inp))
+    mech = get_mechanism(name, epsilon=eps, **opts)
+    text = job["text"]
+    res = mech.perturb(text)
+    res = {"cold_s": time.perf_counter() - t0, "text_out": [u.output for u in res.units]}
+    t = time.perf_counter()
+    mech.perturb(text)
+    res["warm_s"] = time.perf_counter() - t
+    res["rss_mb"] = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+    json.dump(res, open(out, "w"))
+''')
+# peak RSS is VmHWM (this process's memory only): ru_maxrss survives execve and would report the
+# parent's peak when that is larger
+
+
+def peers_python(root: Path) -> Path:
+    py = root / "bin" / "python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", *PINS], check=True)
+    return py
+
+
+def embeddings_file(space, root: Path) -> Path:
+    path = root / f"{space.name}-{space.cache_key}.w2v.txt"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(f"{space.size} {space.dim}\n")
+            for u, v in zip(space.units, np.asarray(space.embeddings)):
+                f.write(u + " " + " ".join(f"{x:.6g}" for x in v.tolist()) + "\n")
+        tmp.replace(path)
+    return path
+
+
+def real_text(space, n: int) -> list[str]:
+    from dptext.data import get_dataset
+
+    units = []
+    for t in get_dataset("tweets").texts:
+        for p in space.segment(t).pieces:
+            w = p.text.lower()
+            if w.isalpha() and space.lookup(w) >= 0:
+                units.append(w)
+        if len(units) >= n:
+            break
+    return units[:n]
+
+
+def knn_success(space, x_words, y_words, k: int = 5) -> float:
+    """Share of pairs whose input is among the ``k`` units nearest to the output (Euclidean)."""
+    x = space.lookup_many(x_words)
+    y = space.lookup_many([w if w else "" for w in y_words])
+    ok = (x >= 0) & (y >= 0)
+    x, y = x[ok], y[ok]
+    hits = 0
+    for s in range(0, len(y), 512):
+        d = space.distances(y[s : s + 512])
+        top = np.argpartition(d, k - 1, axis=1)[:, :k]
+        hits += int((top == x[s : s + 512, None]).any(axis=1).sum())
+    return hits / max(1, len(y))
+
+
+def equality(space, ours_mech, peer_draws: dict) -> tuple[bool, list]:
+    from dptext.privacy.fidelity import homogeneity
+
+    rows, ok = [], True
+    for w, outs in peer_draws.items():
+        peer = space.lookup_many(outs)
+        peer = peer[peer >= 0]
+        mine = ours_mech.sample(w, len(peer), np.random.default_rng(1))
+        _, _, p = homogeneity(mine, peer)
+        cm = np.bincount(mine, minlength=space.size) / len(mine)
+        cp = np.bincount(peer, minlength=space.size) / len(peer)
+        rows.append((w, len(peer), p, 0.5 * float(np.abs(cm - cp).sum())))
+        ok &= p >= 1e-3 / len(peer_draws)
+    return ok, rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--units", type=int, default=10_000)
+    ap.add_argument("--draws", type=int, default=5000)
+    ap.add_argument("--epsilon", type=float, default=10.0)
+    ap.add_argument("--peer-seconds", type=float, default=60.0)
+    ap.add_argument("--mechanisms", default=",".join(PEER))
+    args = ap.parse_args()
+    from dptext import cache
+    from dptext.mechanisms import get_mechanism
+    from dptext.spaces import get_space
+
+    root = cache.cache_dir() / "peers"
+    py = peers_python(root)
+    space = get_space("glove-50d")
+    emb = embeddings_file(space, root)
+    text = real_text(space, args.units)
+    job = root / "job.json"
+    json.dump({"text": text, "words": WORDS, "draws": args.draws}, open(job, "w"))
+    (root / "worker.py").write_text(WORKER)
+    (root / "ours.py").write_text(OURS_WORKER)
+    env = {**os.environ, "HOME": str(root / "home"), "NLTK_DATA": str(root / "nltk_data")}
+    print(f"text: {len(text)} units of tweets; ε = {args.epsilon}; peer mldp-text 0.1.2 in {root}")
+    for name in args.mechanisms.split(","):
+        cls, popts = PEER[name]
+        out = root / f"out-{name}.json"
+        t = time.perf_counter()
+        subprocess.run([str(py), str(root / "worker.py"), cls, str(args.epsilon), str(emb), str(job), str(out),
+                        str(args.peer_seconds), json.dumps(popts)], check=True, env=env, stdout=subprocess.DEVNULL)
+        peer = json.load(open(out))
+        ours_out = root / f"ours-{name}.json"
+        subprocess.run([sys.executable, str(root / "ours.py"), name, str(args.epsilon), str(job), str(ours_out),
+                        json.dumps(OURS[name])], check=True, stderr=subprocess.DEVNULL)
+        ours = json.load(open(ours_out))
+        mech = get_mechanism(name, epsilon=args.epsilon, **OURS[name])
+        eq, rows = equality(space, mech, peer["draws"])
+        pc, pw = peer["cold_units"] / peer["cold_s"], peer["warm_units"] / peer["warm_s"]
+        oc, ow = len(text) / ours["cold_s"], len(text) / ours["warm_s"]
+        n_p = len(peer["text_out"])
+        print(f"\n== {name} (peer {cls}; {time.perf_counter() - t:.0f} s)")
+        print("  equality (p ≥ 0.001/5 per word): " + ("EQUAL" if eq else "DIFFERENT") + "; " +
+              ", ".join(f"{w}: n={n} p={p:.3g} TV={tv:.3f}" for w, n, p, tv in rows))
+        if name in DEPARTS:
+            print("  note: " + DEPARTS[name])
+        print(f"  units/s cold: peer {pc:,.0f} ({peer['cold_units']} units), dptext {oc:,.0f} -> x{oc / pc:,.1f}"
+              f" (target ≥ 50)")
+        print(f"  units/s warm: peer {pw:,.0f}, dptext {ow:,.0f} -> x{ow / pw:,.1f} (target ≥ 20)")
+        print(f"  peak RSS MB: peer {peer['rss_mb']:.0f}, dptext {ours['rss_mb']:.0f} (target ≤ 800)")
+        ret_p = float(np.mean([a == b for a, b in zip(text, peer["text_out"])]))
+        ret_o = float(np.mean([a == (b or "").lower() for a, b in zip(text, ours["text_out"])]))
+        print(f"  retention: peer {ret_p:.3f} (first {n_p} units), dptext {ret_o:.3f}")
+        print(f"  KNN-5 attack success: peer {knn_success(space, text[:n_p], peer['text_out']):.3f}, "
+              f"dptext {knn_success(space, text, [(o or '').lower() for o in ours['text_out']]):.3f}")
+
+
+if __name__ == "__main__":
+    main()

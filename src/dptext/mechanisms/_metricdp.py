@@ -189,7 +189,7 @@ class NoisyEmbedding(Mechanism):
         if self.shape is None:
             return float(self.space.d_max)
         key = cache.key_of(self.space.cache_key, "metricdp-dmax", self.metric_key())
-        path = cache.entry_path("spaces", self.space.name + "-dmax-" + self.metric_key(), key, ".npy")
+        path = cache.entry_path("spaces", self.space.name + "-dmax-" + self.metric_key(), key, ".npy", version=1)
         if path.exists():
             return float(np.load(path))
         val = diameter(self.metric_points())

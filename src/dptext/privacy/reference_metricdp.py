@@ -1,4 +1,4 @@
-"""Slow, literal reference samplers of the word-level metric-DP family (docs/algorithms.md, "Fidelity").
+r"""Slow, literal reference samplers of the word-level metric-DP family (docs/algorithms.md, "Fidelity").
 
 Written from the papers, one draw at a time, from the embedding matrix ``E`` and the
 mechanism's parameters only (never from the fast samplers' tables or helpers); distances

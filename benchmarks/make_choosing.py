@@ -107,13 +107,13 @@ def content_retention(results) -> float:
     return kept / n if n else float("nan")
 
 
-def entity_cell(spec, docs, shadow, seed, cache) -> dict:
+def entity_cell(spec, docs, shadow, seed, cache, bayes=True) -> dict:
     from dptext.privacy.policy import get_policy
 
     pol = _cached_detect(get_policy("entities"), cache)
     san, runs = sanitize(spec, pol, docs, seed)
     results = [r for spans, rs, _ in runs for s, r in zip(spans, rs) if s.detector is not None]
-    return attacks(san.mechanism, results, shadow, seed)
+    return attacks(san.mechanism, results, shadow, seed, bayes)
 
 
 def rest_cell(spec, entity_eps, docs, shadow, seed, cache, bayes=True) -> dict:
@@ -179,7 +179,8 @@ def select(rows: dict, targets: dict) -> dict:
     if not picks:
         return {}
     best = min(picks, key=lambda k: (picks[k]["epsilon"], -picks[k]["content_retention"]))
-    return {"mechanism": best, **picks[best], "candidates": picks}
+    return {"mechanism": best, "name": rows[best]["name"], "params": rows[best]["params"], **picks[best],
+            "candidates": picks}
 
 
 def main(argv=None) -> int:
@@ -195,15 +196,16 @@ def main(argv=None) -> int:
     path = args.out / "results.json"
     if args.reuse:
         data = json.loads(path.read_text(encoding="utf-8"))
+        data["chosen"] = select(data["rows"], data["targets"])  # the rule as written now, on the stored rows
     else:
-        data = measure(conf)
+        data = measure(conf, args.out / "cells.json")
         path.write_text(json.dumps(data, indent=1, default=float), encoding="utf-8")
     write_doc(data, conf, args.doc, args.figures, source=str(args.sweep))
     print(f"wrote {path}, {args.doc} and {args.figures}/choosing-*.png")
     return 0
 
 
-def measure(conf: dict) -> dict:
+def measure(conf: dict, cells_path: Path | None = None) -> dict:
     from dptext.data import get_dataset
     from dptext.mechanisms.spec import MechanismSpec
     from dptext.privacy.presets import PRESETS
@@ -226,26 +228,41 @@ def measure(conf: dict) -> dict:
     print(f"clean accuracy {clean:.3f} ({clf['dataset']}, {len(train[0])} train / {len(test[0])} test)", flush=True)
     cache: dict = {}
     rows = {}
-    for m in conf["mechanisms"]:
-        name, params = m["name"], m.get("params") or {}
-        row = rows[m.get("label") or name] = {"name": name, "params": params, "clean_accuracy": clean,
-                                              "entity": {}, "rest": {}}
-        for ee in m["entity_epsilon"]:
+    slow = set(conf.get("slow_bayes") or [])  # mechanisms whose Bayesian likelihood table is too slow here
+    done = json.loads(cells_path.read_text(encoding="utf-8")) if cells_path and cells_path.is_file() else {}
+
+    def cell_of(key, fn):
+        """A finished cell from an earlier run of the same sweep (cells.json), else computed and stored."""
+        if key not in done:
             t = time.perf_counter()
-            row["entity"][str(ee)] = entity_cell(MechanismSpec(name, epsilon=ee, options=params), docs, shadow,
-                                                 seed, cache)
-            print(f"{name} entity ε={ee}: {row['entity'][str(ee)]} [{time.perf_counter() - t:.0f} s]", flush=True)
+            done[key] = fn()
+            print(f"{key}: {done[key]} [{time.perf_counter() - t:.0f} s]", flush=True)
+            if cells_path:
+                cells_path.write_text(json.dumps(done, indent=1, default=float), encoding="utf-8")
+        return done[key]
+
+    from dptext.privacy.policy import get_policy
+
+    for m in conf["mechanisms"]:
+        name, params, label = m["name"], m.get("params") or {}, m.get("label") or m["name"]
+        bayes = name not in slow
+        row = rows[label] = {"name": name, "params": params, "clean_accuracy": clean, "entity": {}, "rest": {},
+                             "bayes": bayes}
+        for ee in m["entity_epsilon"]:
+            spec = MechanismSpec(name, epsilon=ee, options=params)
+            row["entity"][str(ee)] = cell_of(f"{label}|entity|{ee}", lambda: entity_cell(
+                spec, docs, shadow, seed, cache, bayes))
         e_min = min(m["entity_epsilon"])
         for eps in m["epsilon"]:
-            t = time.perf_counter()
             spec = MechanismSpec(name, epsilon=eps, options=params)
-            cell = rest_cell(spec, min(e_min, eps / 2), docs, shadow, seed, cache, m.get("bayes_all_units", True))
-            from dptext.privacy.policy import get_policy
 
-            cell["accuracy"] = accuracy_cell(spec, get_policy("tiered", entity_epsilon=min(e_min, eps / 2)),
-                                             train, test, seed)
-            row["rest"][str(eps)] = cell
-            print(f"{name} ε={eps}: {cell} [{time.perf_counter() - t:.0f} s]", flush=True)
+            def rest():
+                cell = rest_cell(spec, min(e_min, eps / 2), docs, shadow, seed, cache, bayes)
+                cell["accuracy"] = accuracy_cell(spec, get_policy("tiered", entity_epsilon=min(e_min, eps / 2)),
+                                                 train, test, seed)
+                return cell
+
+            row["rest"][str(eps)] = cell_of(f"{label}|rest|{eps}", rest)
     chosen = select(rows, conf["targets"])
     print(f"chosen: {chosen}", flush=True)
     presets = {}
@@ -264,8 +281,9 @@ def measure(conf: dict) -> dict:
             _cached_detect(pol, cache)
         d = {"describe": p.describe()}
         ent_spec = p.spec.replace(epsilon=p.policy["entity_epsilon"]) if p.policy else p.spec
-        d["entity"] = entity_cell(ent_spec, docs, shadow, seed, cache)
-        d["entity_heldout"] = entity_cell(ent_spec, held_docs, shadow, seed, {})
+        bayes = p.spec.mechanism not in slow
+        d["entity"] = entity_cell(ent_spec, docs, shadow, seed, cache, bayes)
+        d["entity_heldout"] = entity_cell(ent_spec, held_docs, shadow, seed, {}, bayes)
         _, runs = sanitize(p.spec, pol, docs, seed)
         rest = [r for spans, rs, _ in runs for s, r in zip(spans, rs) if s is None or s.detector is None]
         d["content_retention"] = content_retention(rest)

@@ -116,8 +116,10 @@ def test_infer_without_options_runs_balanced_and_sends_no_sample_name(capsys, ec
     assert f"Preset: balanced: {bal.summary}." in out and "'entity_epsilon'" in out
     assert f"policy tiered, detected spans at ε={bal.policy['entity_epsilon']:g}" in out
     assert f"Charge: this request spent ε={bal.spec.epsilon:g} per unit" in out
-    for name in SAMPLE_NAMES:
-        assert not re.search(rf"\b{name}\b", sent), name
+    # Maria and Gonzalez are outside SANTEXT+'s sensitive set, so its DP branch can never return them (self-draw
+    # probability 0); the other names can come back with a small probability (see the next test)
+    for name in ("Maria", "Gonzalez"):
+        assert not re.search(rf"\b{name}\b", sent, re.IGNORECASE), name
     with recording_server(reply="ok") as rec:
         assert main(["infer", "--remote", rec.url, "--remote-model", "m", "--json",
                      "--max-tokens", "8", "--preset", "strict"]) == 0

@@ -115,7 +115,9 @@ def write_doc(data: dict, conf: dict, doc: Path, figures: Path, *, source: str) 
           "perturbed (the \"All\" setting). Entity ASR scores the content words of detected spans (names, places, "
           "conditions); stopwords and numbers inside spans are in the tables below. The answer Rouge-L compares the "
           "rebuilt InferDPT continuation with the non-private one (SmolLM2-135M in-process as both models, "
-          f"{(conf.get('answers') or {}).get('documents', 0)} documents, weak evidence).", ""]
+          f"{(conf.get('answers') or {}).get('documents', 0)} document(s), weak evidence). Detected spans go through "
+          "the mechanism's DP branch only (no keep rule inside a span, issue 24); a mechanism whose Bayesian "
+          "attack is not measured (`–`, too slow here) is not eligible.", ""]
     if any("example_prompt" in (p.get("answer") or {}) for p in pr.values()):
         L += ["What the remote model receives for the embedded sample document, per preset (one draw):", ""]
         for name, p in pr.items():

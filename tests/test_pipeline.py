@@ -13,6 +13,7 @@ from dptext.llm import Prompts, get_backend
 from dptext.mechanisms import get_mechanism
 from dptext.mechanisms.rantext import RanText
 from dptext.pipeline import SAMPLE_DOCUMENT, InferDPT
+from dptext.privacy.presets import PRESETS
 from llama_server import free_port, llama_server, recording_server
 
 DOC = ("Maria Gonzalez from Springfield told her doctor that the new insulin plan makes her tired "
@@ -176,7 +177,9 @@ def test_cli_default_run_and_json(capsys):
     assert main(["infer", "--json", "--max-tokens", "16", "--seed", "1", DOC]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["document"] == DOC and d["sample_document"] is False
-    assert d["privacy"]["mechanism"] == "rantext" and set(d["timings"]) >= {"perturb", "remote", "extract"}
+    # no options: the balanced preset (tests/test_presets.py)
+    assert d["privacy"]["mechanism"] == PRESETS["balanced"].spec.mechanism
+    assert set(d["timings"]) >= {"perturb", "remote", "extract"}
     assert d["perturbed_prompt"] != DOC and d["output"]
     assert SAMPLE_DOCUMENT not in d["perturbed_prompt"]
 

@@ -16,6 +16,10 @@ POLICY_HELP = ("Which units are private: all (default: every unit perturbed) | e
 ENTITY_TYPES_HELP = "Entity types a policy detects, comma-separated (e.g. PERSON,GPE,EMAIL; default: the policy's)."
 ENTITY_EPSILON_HELP = "ε for detected entities under --policy tiered."
 WORDLIST_HELP = "File of extra sensitive words or phrases, one per line (policies entities and tiered)."
+PRESET_HELP = ("Named settings chosen from measurement: strict | balanced | inferdpt; sets the mechanism, ε and "
+               "policy (see docs/choosing.md).")
+#: flags a preset sets; giving one of them together with --preset is an error
+PRESET_FLAGS = ("mechanism", "epsilon", "space", "param", "policy", "entity_types", "entity_epsilon")
 
 
 def read_text_arg(value: str | None, *, what: str = "input") -> str:
@@ -87,6 +91,30 @@ def privacy_policy(settings: dict | None):
 
     kw = dict(settings)
     return get_policy(kw.pop("name"), **kw)
+
+
+def chosen_preset(ctx, preset: str | None, default: str | None = None):
+    """The :class:`~dptext.privacy.presets.Preset` a command runs, or None for its own flags.
+
+    ``--preset NAME`` with any flag it sets (:data:`PRESET_FLAGS`) given too is an error; with none of
+    ``--preset`` and those flags, ``default`` (a preset name) applies.
+    """
+    from dptext.privacy.presets import get_preset
+
+    # compared by name: typer may carry its own copy of click's ParameterSource enum
+    given = [n for n in PRESET_FLAGS if n in ctx.params
+             and getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
+    if preset is None:
+        return get_preset(default) if default is not None and not given else None
+    try:
+        chosen = get_preset(preset)
+    except ParameterError as exc:
+        raise DPTextError(f"--preset: {exc}") from None
+    if given:
+        flags = ", ".join("--" + n.replace("_", "-") for n in given)
+        raise DPTextError(f"--preset {chosen.name} sets the mechanism, epsilon and policy; drop {flags} "
+                          "or drop --preset")
+    return chosen
 
 
 def unit_summary(counts: dict, oov: str) -> str:

@@ -11,7 +11,9 @@ from dptext.cli._common import (
     ENTITY_TYPES_HELP,
     EPSILON_HELP,
     POLICY_HELP,
+    PRESET_HELP,
     WORDLIST_HELP,
+    chosen_preset,
     mechanism_spec,
     policy_settings,
     print_json,
@@ -24,7 +26,9 @@ from dptext.cli._common import (
 
 
 def perturb(
+    ctx: typer.Context,
     text: Optional[str] = typer.Argument(None, help="Text to perturb, or - for stdin (default)."),
+    preset: Optional[str] = typer.Option(None, "--preset", help=PRESET_HELP),
     mechanism: str = typer.Option("rantext", "--mechanism", "-m", help="Mechanism name (see `dptext mechanisms`)."),
     epsilon: float = typer.Option(3.0, "--epsilon", "-e", help=EPSILON_HELP),
     space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
@@ -45,8 +49,12 @@ def perturb(
     A one-line summary goes to stderr: units perturbed (sent changed), sent unchanged (kept by a rule
     or drawn as themselves) and dropped.
     """
-    spec = mechanism_spec(mechanism, epsilon, space=space, seed=seed, oov=oov, digits=digits, params=param)
-    pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
+    chosen = chosen_preset(ctx, preset)
+    if chosen is not None:  # the preset's spec and policy; seed, OOV and digit handling stay this command's
+        spec, pol = chosen.spec.replace(seed=seed, oov=oov, digits=digits), chosen.build_policy(wordlist)
+    else:
+        spec = mechanism_spec(mechanism, epsilon, space=space, seed=seed, oov=oov, digits=digits, params=param)
+        pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
     doc = read_text_arg(text, what="text")
     if pol is None:
         with progress_bar() as prog:
@@ -61,12 +69,16 @@ def perturb(
         out = san.sanitize([Segment(doc, private=True)])
         out_text, counts = out.texts[0], dict(out.report.get("units", {}))
         payload = {"text": out_text, "units": out.units(0), "privacy": out.report}
+    if chosen is not None:
+        payload["preset"] = chosen.describe()
     if as_json:
         print_json(payload)
     else:
         typer.echo(out_text)
     if not quiet and not as_json:
         typer.echo(unit_summary(counts, oov), err=True)
+        if chosen is not None:
+            typer.echo(f"dptext: {chosen.line()}", err=True)
 
 
 def transition(

@@ -1,8 +1,12 @@
 """``dptext infer``: the InferDPT pipeline end to end (docs/algorithms.md, InferDPT).
 
-With no arguments it runs fully offline on an embedded sample document:
-RANTEXT ε=3 on ``cl100k-11k``, SmolLM2-135M in-process standing in for the
-remote LLM and serving as the local extraction model.
+With no arguments it runs fully offline on an embedded sample document with
+the ``balanced`` preset (dptext.privacy.presets: detected personal data at a
+small ε, the rest readable), SmolLM2-135M in-process standing in for the
+remote LLM and serving as the local extraction model. ``--preset strict`` is
+the former default (RANTEXT ε=3 on every unit); giving ``--mechanism``,
+``--epsilon`` or ``--policy`` instead runs those settings (RANTEXT ε=3 where
+unset).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from dptext.cli._common import (
     ENTITY_TYPES_HELP,
     EPSILON_HELP,
     POLICY_HELP,
+    PRESET_HELP,
     WORDLIST_HELP,
+    chosen_preset,
     policy_settings,
     print_json,
     privacy_policy,
@@ -44,12 +50,15 @@ def check_remote(remote: str) -> str:
 
 
 def infer(
+    ctx: typer.Context,
     document: Optional[str] = typer.Argument(
         None, help="Private document, or - for stdin (default: an embedded sample document)."),
     task: str = typer.Option("continue", "--task", help="continue (open-ended continuation) | answer."),
     instruction: Optional[str] = typer.Option(
         None, "--instruction", "-i", help="Public instruction sent as is (required for --task answer)."),
-    mechanism: str = typer.Option("rantext", "--mechanism", "-m", help="Perturbation mechanism."),
+    preset: Optional[str] = typer.Option(None, "--preset", help=PRESET_HELP + " Default: balanced, unless "
+                                         "--mechanism, --epsilon or --policy is given."),
+    mechanism: str = typer.Option("rantext", "--mechanism", "-m", help="Perturbation mechanism (replaces the preset)."),
     epsilon: float = typer.Option(3.0, "--epsilon", "-e", help=EPSILON_HELP),
     space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
     remote: str = typer.Option("local", "--remote",
@@ -69,30 +78,40 @@ def infer(
     as_json: bool = typer.Option(False, "--json", help="Print the whole result object as JSON."),
 ):
     """Private inference: perturb DOCUMENT, query the remote LLM, rebuild the answer locally."""
-    from dptext.pipeline import SAMPLE_DOCUMENT, TASKS, InferDPT
+    from dptext.llm import get_backend
+    from dptext.mechanisms.spec import MechanismSpec
+    from dptext.pipeline import SAMPLE_DOCUMENT, TASKS, InferDPT, Sanitizer
+    from dptext.privacy.presets import DEFAULT_INFER_PRESET
 
     if task not in TASKS:
         raise DPTextError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
     remote = check_remote(remote)
-    pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
+    chosen = chosen_preset(ctx, preset, default=DEFAULT_INFER_PRESET)
+    if chosen is not None:
+        spec, pol = chosen.spec, chosen.build_policy(wordlist)
+    else:
+        spec = MechanismSpec(mechanism=mechanism, epsilon=epsilon, space=space)
+        pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
     sample = document is None
     doc = SAMPLE_DOCUMENT if sample else read_text_arg(document, what="document")
     is_url = "://" in remote
+    if remote_model is not None and not is_url:
+        raise DPTextError("--remote-model applies to an http(s):// remote endpoint only")
+    remote_backend = get_backend(remote, model=remote_model,
+                                 **({"api_key_env": api_key_env, "timeout": timeout} if is_url else {}))
     with progress_bar(not as_json) as prog:
-        pipe = InferDPT.from_options(
-            mechanism=mechanism, epsilon=epsilon, space=space, remote=remote, remote_model=remote_model,
-            local=local, progress=prog, max_tokens=max_tokens, **({"policy": pol} if pol is not None else {}),
-            **({"remote_options": {"api_key_env": api_key_env, "timeout": timeout}} if is_url else {}))
+        pipe = InferDPT(Sanitizer(spec, policy=pol, progress=prog), remote_backend, local, max_tokens=max_tokens)
     if task == "answer" and instruction is None and sample:
         instruction = "What is the writer worried about? Answer in one sentence."
     result = pipe.run(doc, task=task, instruction=instruction, seed=seed)
     if as_json:
-        print_json({"sample_document": sample, **result.to_dict()})
+        print_json({"sample_document": sample, "preset": chosen.describe() if chosen else None,
+                    **result.to_dict()})
         return
-    _print_human(result, sample=sample, stand_in=not is_url)
+    _print_human(result, sample=sample, stand_in=not is_url, preset=chosen)
 
 
-def _print_human(result, *, sample: bool, stand_in: bool) -> None:
+def _print_human(result, *, sample: bool, stand_in: bool, preset=None) -> None:
     p, t = result.privacy, result.timings
     echo = typer.echo
     if stand_in:
@@ -104,8 +123,17 @@ def _print_human(result, *, sample: bool, stand_in: bool) -> None:
     echo(f"Local model: {result.local['model']} ({result.local['location']}).")
     if sample:
         echo("Document: the embedded sample (give DOCUMENT or - for stdin to use your own).")
-    echo(f"Privacy: {p['mechanism']} ε={p['epsilon']:g} on {p['space']}: {p['perturbed']} units perturbed, "
-         f"{p['kept']} kept, {p['dropped']} dropped.")
+    if preset is not None:
+        d = preset.describe()
+        echo(f"Preset: {preset.name}: {preset.summary}.")
+        echo(f"  settings: mechanism {d['mechanism']}, policy {d['policy']}")
+    pol = p.get("policy") or {}
+    tier = f", detected spans at ε={pol['entity_epsilon']:g}" if pol.get("entity_epsilon") is not None else ""
+    echo(f"Privacy: {p['mechanism']} ε={p['epsilon']:g} on {p['space']}, policy {pol.get('name', 'all')}{tier}: "
+         f"{p['perturbed']} units perturbed, {p['kept']} kept, {p['dropped']} dropped"
+         + (f", {len(p['spans'])} detected spans" if p.get("spans") else "") + ".")
+    echo(f"Charge: this request spent ε={p['epsilon_spent']:g} per unit (the largest unit ε freshly spent); "
+         "a unit sent in k fresh requests has spent k times its ε.")
     for title, text in (("Private document (stays local)", result.document),
                         ("Perturbed prompt (sent to the remote LLM)", result.perturbed_prompt),
                         ("Remote answer (perturbed generation)", result.remote_output),

@@ -74,6 +74,9 @@ class Budget(_Strict):
 
 
 class Privacy(_Strict):
+    # strict | balanced | inferdpt (dptext.privacy.presets, docs/choosing.md): sets mechanism, epsilon, options,
+    # policy and policy_options, which must then not be given
+    preset: str | None = None
     mechanism: str = "rantext"
     epsilon: float = 3.0
     space: str | None = None
@@ -93,6 +96,25 @@ class Privacy(_Strict):
     seed: int | None = None  # tests only: every request perturbed with default_rng(seed)
     memo: MemoSettings = MemoSettings()
     budget: Budget = Budget()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data):
+        if not isinstance(data, dict) or data.get("preset") is None:
+            return data
+        from dptext.errors import ParameterError
+        from dptext.privacy.presets import get_preset
+
+        try:
+            p = get_preset(data["preset"])
+        except ParameterError as exc:
+            raise ValueError(str(exc)) from None
+        clash = [k for k in ("mechanism", "epsilon", "space", "options", "policy", "policy_options") if k in data]
+        if clash:
+            raise ValueError(f"preset {p.name!r} sets {', '.join(clash)}; remove them or remove the preset")
+        pol = dict(p.policy or {"name": "all"})
+        return {**data, "preset": p.name, "mechanism": p.spec.mechanism, "epsilon": p.spec.epsilon,
+                "options": dict(p.spec.options), "policy": pol.pop("name"), "policy_options": pol}
 
     @field_validator("epsilon", mode="before")
     @classmethod

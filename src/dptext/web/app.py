@@ -146,6 +146,7 @@ def create_app(*, cache_size: int = 6) -> FastAPI:
     @app.get("/api/mechanisms")
     async def mechanisms():
         from dptext.mechanisms.base import OOV_POLICIES
+        from dptext.privacy.presets import PRESETS
         from dptext.spaces import list_spaces
 
         pol = policy_module()
@@ -155,7 +156,8 @@ def create_app(*, cache_size: int = 6) -> FastAPI:
             "epsilon": {"min": 0.5, "max": 16, "step": 0.5, "default": 3},
             "limits": {"max_chars": engine.MAX_TEXT_CHARS, "max_body_bytes": MAX_BODY_BYTES,
                        "max_units": engine.MAX_UNITS, "max_runs": engine.MAX_RUNS},
-            "retention_epsilons": list(EPSILON_GRID)}))
+            "retention_epsilons": list(EPSILON_GRID),
+            "presets": [p.describe() for p in PRESETS.values()]}))
 
     @app.post("/api/perturb")
     async def perturb(request: Request):

@@ -70,6 +70,32 @@ function mechanismChanged() {
   $("space-note").textContent = m.description + (m.contextual ? " Rows depend on the context." : "");
 }
 
+// The preset whose settings the form holds now ("" = custom), and a line saying what it is.
+function presetShown() {
+  const pol = $("policy-box").hidden ? "all" : $("policy").value;
+  const match = (state.meta.presets || []).find((p) => $("preset").querySelector(`option[value="${p.name}"]`) &&
+    p.mechanism.mechanism === $("mechanism").value && Number(p.mechanism.epsilon) === Number($("epsilon").value) &&
+    $("space").value === "" && p.policy.name === pol &&
+    (p.policy.name !== "tiered" || Number(p.policy.entity_epsilon) === Number($("entity-epsilon").value)));
+  $("preset").value = match ? match.name : "";
+  $("preset-note").textContent = match ? `${match.summary}; charge per request ε = ${match.charge_per_request}`
+    : "custom settings";
+}
+
+function presetChosen() {
+  const p = (state.meta.presets || []).find((x) => x.name === $("preset").value);
+  if (!p) return presetShown();
+  $("mechanism").value = p.mechanism.mechanism;
+  $("space").value = "";
+  $("epsilon").value = p.mechanism.epsilon;
+  $("eps-slider").value = p.mechanism.epsilon;
+  if (!$("policy-box").hidden) $("policy").value = p.policy.name;
+  if (p.policy.entity_epsilon !== undefined) $("entity-epsilon").value = p.policy.entity_epsilon;
+  $("entity-eps-box").hidden = $("policy").value !== "tiered";
+  mechanismChanged();
+  presetShown();
+}
+
 async function init() {
   state.meta = await api("/api/mechanisms");
   for (const m of state.meta.mechanisms) option($("mechanism"), m.name, `${m.name} (${m.default_space})`);
@@ -81,7 +107,17 @@ async function init() {
     for (const p of state.meta.policies) option($("policy"), p, p);
     $("policy-box").hidden = false;
   }
+  for (const p of state.meta.presets || []) {
+    // the playground sets mechanism, ε and policy only; a preset with mechanism options is CLI and proxy only
+    if (Object.keys(p.mechanism.options).length === 0) option($("preset"), p.name, p.name);
+  }
   mechanismChanged();
+  presetShown();
+  $("preset").addEventListener("change", presetChosen);
+  for (const id of ["mechanism", "epsilon", "eps-slider", "policy", "entity-epsilon", "space"]) {
+    $(id).addEventListener("input", presetShown);
+    $(id).addEventListener("change", presetShown);
+  }
   $("mechanism").addEventListener("change", mechanismChanged);
   $("eps-slider").addEventListener("input", () => { $("epsilon").value = $("eps-slider").value; });
   $("epsilon").addEventListener("input", () => { $("eps-slider").value = $("epsilon").value; });

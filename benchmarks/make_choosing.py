@@ -1,0 +1,314 @@
+"""Choose the `balanced` preset from a sweep and write docs/choosing.md (one command).
+
+    python benchmarks/make_choosing.py sweeps/presets.yaml [--out results/presets] [--doc docs/choosing.md]
+
+Measures every (mechanism, ε) of the sweep file (what is measured: see the file's header), applies
+the selection rule below, re-measures the chosen configuration on held-out documents, measures each
+preset as it is defined in dptext.privacy.presets, and writes results JSON, plots (docs/figures/choosing-*.png)
+and the guide. Selection rule, per mechanism:
+
+* rest ε  = the smallest ε whose non-entity content-word retention >= retention_min and whose downstream
+  accuracy (train and test on perturbed text) is within accuracy_drop_max of clean;
+* entity ε = the largest entity ε below the rest ε whose KNN and Bayesian ASR@1 on entity units are both
+  <= attack_max;
+* among mechanisms with both, the smallest rest ε (the proxy's per-request charge), then the higher retention.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _choosing_doc import write_doc  # noqa: E402
+
+
+def _cached_detect(policy, cache: dict):
+    """Run the policy's detectors once per text (the same texts are planned at every ε)."""
+    detect = policy.detect
+
+    def cached(text):
+        if text not in cache:
+            cache[text] = detect(text)
+        return cache[text]
+
+    policy.detect = cached
+    return policy
+
+
+def sanitize(spec, policy, docs, seed):
+    """Per document: (policy plan's non-blank private spans, their PerturbResults), through the core."""
+    from dptext.pipeline import Sanitizer, Segment
+
+    san = Sanitizer(spec, policy=policy)
+    rng = np.random.default_rng(seed)
+    out = []
+    for doc in docs:
+        res = san.sanitize([Segment(doc, True)], rng=rng)
+        spans = [None]
+        if policy is not None:
+            plan = [s for s in policy.plan(doc) if doc[s.start:s.end].strip()]
+            private = [s for s in plan if s.private]
+            # public spans have a record too where the core counts them (as kept)
+            spans = private if len(private) == len(res.results[0]) else plan
+        if len(spans) != len(res.results[0]):
+            raise RuntimeError("plan and sanitizer results disagree")
+        out.append((spans, res.results[0], res.texts[0]))
+    return san, out
+
+
+def _is_content(unit: str) -> bool:
+    from dptext.resources import is_punctuation, is_stopword
+
+    w = unit.strip()
+    return bool(w) and not is_punctuation(w) and not is_stopword(w.lower()) and any(c.isalpha() for c in w)
+
+
+def attacks(mech, results, shadow, seed, bayes=True) -> dict:
+    """KNN and context-free Bayesian ASR@1. Targets: every emitted unit of ``results`` (units sent unchanged
+    included); ``knn`` / ``bayes`` score the content units (not stopwords, punctuation or numbers: what names
+    the person or place), ``knn_all`` / ``bayes_all`` every unit."""
+    from dataclasses import replace
+
+    from dptext.attacks.base import get_attack, observed_from_results
+
+    obs = observed_from_results(results, targets="all")
+    if obs.n_targets == 0:
+        return {"knn": float("nan"), "bayes": float("nan"), "units": 0}
+    keep = np.asarray([_is_content(t) for t in obs.truth], dtype=bool)
+    sub = replace(obs, sent=obs.sent[keep], pos=obs.pos[keep])
+    out = {"units": int(sub.n_targets), "units_all": int(obs.n_targets)}
+    atts = [("knn", get_attack("knn", mech, k=1).fit())]
+    if bayes:  # RANTEXT's likelihood table over the shadow vocabulary takes minutes at large ε on 2 cores
+        atts.append(("bayes", get_attack("bayes", mech, k=1, candidates="shadow").fit(
+            shadow, rng=np.random.default_rng(seed))))
+    for name, att in atts:
+        out[name + "_all"] = float(att.evaluate(obs).asr_at_1)
+        out[name] = float(att.evaluate(sub).asr_at_1) if sub.n_targets else float("nan")
+    return out
+
+
+def content_retention(results) -> float:
+    """Share of content units (see :func:`_is_content`) sent unchanged; dropped units count as changed."""
+    kept = n = 0
+    for r in results:
+        for u in r.units:
+            if not _is_content(u.original):
+                continue
+            n += 1
+            kept += u.output is not None and u.output.strip().casefold() == u.original.strip().casefold()
+    return kept / n if n else float("nan")
+
+
+def entity_cell(spec, docs, shadow, seed, cache, bayes=True) -> dict:
+    from dptext.privacy.policy import get_policy
+
+    pol = _cached_detect(get_policy("entities"), cache)
+    san, runs = sanitize(spec, pol, docs, seed)
+    results = [r for spans, rs, _ in runs for s, r in zip(spans, rs) if s.detector is not None]
+    return attacks(san.mechanism, results, shadow, seed, bayes)
+
+
+def rest_cell(spec, entity_eps, docs, shadow, seed, cache, bayes=True) -> dict:
+    """Policy tiered at ε (content retention outside entities) and policy all at ε (retention, attacks)."""
+    from dptext.metrics import mean_rouge_l_f1, retention_ratio
+    from dptext.privacy.policy import get_policy
+
+    pol = _cached_detect(get_policy("tiered", entity_epsilon=entity_eps), cache)
+    _, runs = sanitize(spec, pol, docs, seed)
+    rest = [r for spans, rs, _ in runs for s, r in zip(spans, rs) if s.detector is None]
+    san_all, runs_all = sanitize(spec, None, docs, seed)
+    all_results = [r for _, rs, _ in runs_all for r in rs]
+    return {"content_retention": content_retention(rest),
+            "tiered_rouge_l": mean_rouge_l_f1(docs, [t for _, _, t in runs]),
+            "all_retention": retention_ratio(all_results),
+            "all_units": attacks(san_all.mechanism, all_results, shadow, seed, bayes)}
+
+
+def accuracy_cell(spec, policy, train, test, seed) -> float:
+    from dptext.metrics.classify import linear_head_accuracy
+    from dptext.pipeline import Sanitizer, Segment
+
+    san = Sanitizer(spec, policy=policy)
+    rng = np.random.default_rng(seed)
+    perturb = lambda ts: [san.sanitize([Segment(t, True)], rng=rng).texts[0] for t in ts]  # noqa: E731
+    return linear_head_accuracy(train[0], train[1], test[0], test[1], perturb=perturb, settings=("all",))["all"]
+
+
+def answers(preset_specs, docs, max_tokens, seed) -> dict:
+    """Rouge-L F1 of the rebuilt InferDPT answer against the non-private answer, per preset."""
+    from dptext.llm import get_backend
+    from dptext.metrics import rouge_l_f1
+    from dptext.pipeline import InferDPT, Sanitizer, remote_messages
+
+    remote = get_backend("local")
+    out, plain = {}, None
+    for name, (spec, pol) in preset_specs.items():
+        pipe = InferDPT(Sanitizer(spec, policy=pol), remote, "local", max_tokens=max_tokens)
+        if plain is None:
+            instr = pipe.prompts.continue_instruction
+            plain = [remote.complete(remote_messages(pipe.prompts, "continue", instr, d), max_tokens=max_tokens,
+                                     temperature=pipe.temperature, seed=seed + i).text for i, d in enumerate(docs)]
+        runs = [pipe.run(d, seed=seed + i) for i, d in enumerate(docs)]
+        out[name] = {"rouge_l": float(np.mean([rouge_l_f1(p, r.output) for p, r in zip(plain, runs)])),
+                     "example_prompt": runs[0].perturbed_document}
+    return out
+
+
+def select(rows: dict, targets: dict) -> dict:
+    """Apply the selection rule (module docstring) to the measured rows."""
+    picks = {}
+    for mech, m in rows.items():
+        rest = [e for e in sorted(m["rest"], key=float)
+                if m["rest"][e]["content_retention"] >= targets["retention_min"]
+                and m["clean_accuracy"] - m["rest"][e]["accuracy"] <= targets["accuracy_drop_max"]]
+        if not rest:
+            continue
+        ent = [e for e in sorted(m["entity"], key=float) if float(e) < float(rest[0])
+               and m["entity"][e]["knn"] <= targets["attack_max"] and m["entity"][e]["bayes"] <= targets["attack_max"]]
+        if ent:
+            picks[mech] = {"epsilon": float(rest[0]), "entity_epsilon": float(ent[-1]),
+                           "content_retention": m["rest"][rest[0]]["content_retention"]}
+    if not picks:
+        return {}
+    best = min(picks, key=lambda k: (picks[k]["epsilon"], -picks[k]["content_retention"]))
+    return {"mechanism": best, "name": rows[best]["name"], "params": rows[best]["params"], **picks[best],
+            "candidates": picks}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sweep", type=Path)
+    ap.add_argument("--out", type=Path, default=Path("results/presets"))
+    ap.add_argument("--doc", type=Path, default=Path("docs/choosing.md"))
+    ap.add_argument("--figures", type=Path, default=Path("docs/figures"))
+    ap.add_argument("--reuse", action="store_true", help="re-render the guide from --out/results.json")
+    args = ap.parse_args(argv)
+    conf = yaml.safe_load(args.sweep.read_text(encoding="utf-8"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "results.json"
+    if args.reuse:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["chosen"] = select(data["rows"], data["targets"])  # the rule as written now, on the stored rows
+    else:
+        data = measure(conf, args.out / "cells.json")
+        path.write_text(json.dumps(data, indent=1, default=float), encoding="utf-8")
+    write_doc(data, conf, args.doc, args.figures, source=str(args.sweep))
+    print(f"wrote {path}, {args.doc} and {args.figures}/choosing-*.png")
+    return 0
+
+
+def measure(conf: dict, cells_path: Path | None = None) -> dict:
+    from dptext.data import get_dataset
+    from dptext.mechanisms.spec import MechanismSpec
+    from dptext.privacy.presets import PRESETS
+
+    t_start = time.perf_counter()
+    seed = int(conf.get("seed", 0))
+    sel, held, clf = conf["select"], conf["heldout"], conf["classifier"]
+    wiki = get_dataset(sel["dataset"])
+    docs = list(wiki.split("private", seed=seed).texts[: sel["limit"]])
+    shadow = list(wiki.split("shadow", seed=seed).texts[: sel["shadow_limit"]])
+    held_ds = get_dataset(held["dataset"])
+    held_docs = list(held_ds.split("private", seed=seed).texts[: held["limit"]])
+    tw = get_dataset(clf["dataset"])
+    tr = tw.split("train", seed=seed).sample(int(clf["n_train"]), seed=seed)
+    te = tw.split("test", seed=seed).sample(int(clf["n_test"]), seed=seed)
+    train, test = (list(tr.texts), list(tr.labels)), (list(te.texts), list(te.labels))
+    from dptext.metrics.classify import linear_head_accuracy
+
+    clean = linear_head_accuracy(train[0], train[1], test[0], test[1], settings=("clean",))["clean"]
+    print(f"clean accuracy {clean:.3f} ({clf['dataset']}, {len(train[0])} train / {len(test[0])} test)", flush=True)
+    cache: dict = {}
+    rows = {}
+    slow = set(conf.get("slow_bayes") or [])  # mechanisms whose Bayesian likelihood table is too slow here
+    done = json.loads(cells_path.read_text(encoding="utf-8")) if cells_path and cells_path.is_file() else {}
+
+    def cell_of(key, fn):
+        """A finished cell from an earlier run of the same sweep (cells.json), else computed and stored."""
+        if key not in done:
+            t = time.perf_counter()
+            done[key] = fn()
+            print(f"{key}: {done[key]} [{time.perf_counter() - t:.0f} s]", flush=True)
+            if cells_path:
+                cells_path.write_text(json.dumps(done, indent=1, default=float), encoding="utf-8")
+        return done[key]
+
+    from dptext.privacy.policy import get_policy
+
+    for m in conf["mechanisms"]:
+        name, params, label = m["name"], m.get("params") or {}, m.get("label") or m["name"]
+        bayes = name not in slow
+        row = rows[label] = {"name": name, "params": params, "clean_accuracy": clean, "entity": {}, "rest": {},
+                             "bayes": bayes}
+        for ee in m["entity_epsilon"]:
+            spec = MechanismSpec(name, epsilon=ee, options=params)
+            row["entity"][str(ee)] = cell_of(f"{label}|entity|{ee}", lambda: entity_cell(
+                spec, docs, shadow, seed, cache, bayes))
+        e_min = min(m["entity_epsilon"])
+        for eps in m["epsilon"]:
+            spec = MechanismSpec(name, epsilon=eps, options=params)
+
+            def rest():
+                cell = rest_cell(spec, min(e_min, eps / 2), docs, shadow, seed, cache, bayes)
+                cell["accuracy"] = accuracy_cell(spec, get_policy("tiered", entity_epsilon=min(e_min, eps / 2)),
+                                                 train, test, seed)
+                return cell
+
+            row["rest"][str(eps)] = cell_of(f"{label}|rest|{eps}", rest)
+    chosen = select(rows, conf["targets"])
+    print(f"chosen: {chosen}", flush=True)
+    presets = {}
+    measured = dict(PRESETS)
+    if chosen:  # balanced as the sweep chose it (dptext.privacy.presets must then say the same: a test checks)
+        from dataclasses import replace as _replace
+
+        m = rows[chosen["mechanism"]]
+        b = PRESETS["balanced"]
+        measured["balanced"] = _replace(b, spec=MechanismSpec(m["name"], epsilon=chosen["epsilon"], options=m["params"]),
+                                        policy={"name": "tiered", "entity_epsilon": chosen["entity_epsilon"]})
+    for pname, p in measured.items():
+        t = time.perf_counter()
+        pol = p.build_policy()
+        if pol is not None:
+            _cached_detect(pol, cache)
+        d = {"describe": p.describe()}
+        ent_spec = p.spec.replace(epsilon=p.policy["entity_epsilon"]) if p.policy else p.spec
+        bayes = p.spec.mechanism not in slow
+        d["entity"] = entity_cell(ent_spec, docs, shadow, seed, cache, bayes)
+        d["entity_heldout"] = entity_cell(ent_spec, held_docs, shadow, seed, {}, bayes)
+        _, runs = sanitize(p.spec, pol, docs, seed)
+        rest = [r for spans, rs, _ in runs for s, r in zip(spans, rs) if s is None or s.detector is None]
+        d["content_retention"] = content_retention(rest)
+        _, runs_h = sanitize(p.spec, pol if pol is None else _cached_detect(p.build_policy(), {}), held_docs, seed)
+        d["content_retention_heldout"] = content_retention(
+            [r for spans, rs, _ in runs_h for s, r in zip(spans, rs) if s is None or s.detector is None])
+        d["accuracy"] = accuracy_cell(p.spec, pol, train, test, seed)
+        presets[pname] = d
+        print(f"preset {pname}: { {k: v for k, v in d.items() if k != 'describe'} } [{time.perf_counter() - t:.0f} s]",
+              flush=True)
+    ans = conf.get("answers") or {}
+    if ans.get("documents"):
+        from dptext.pipeline import SAMPLE_DOCUMENT
+
+        specs = {n: (p.spec, p.build_policy()) for n, p in measured.items()}
+        q = answers(specs, [SAMPLE_DOCUMENT] + docs[: int(ans["documents"]) - 1], int(ans["max_tokens"]), seed)
+        for n, v in q.items():
+            presets[n]["answer"] = v
+        print(f"answers: { {n: v['rouge_l'] for n, v in q.items()} }", flush=True)
+    return {"rows": rows, "chosen": chosen, "presets": presets, "clean_accuracy": clean,
+            "targets": conf["targets"], "sizes": {"select_docs": len(docs), "shadow_docs": len(shadow),
+                                                  "heldout_docs": len(held_docs), "train": len(train[0]),
+                                                  "test": len(test[0])},
+            "seconds": round(time.perf_counter() - t_start, 1), "load_average": os.getloadavg()[0]}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

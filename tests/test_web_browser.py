@@ -94,8 +94,8 @@ def test_perturb_hover_and_twenty_runs_match_the_api(browser, base, api, tmp_pat
         spans = browser.find_elements(By.CSS_SELECTOR, f"#{side} .unit")
         assert [s.text for s in spans] == [u[key] if u[key] is not None else u["original"] for u in expect["units"]]
         assert [s.get_attribute("class").split()[1] for s in spans] == [u["class"] for u in expect["units"]]
-    assert el(browser, "#rep-counts").text.startswith(f"{expect['report']['counts']['perturbed']} perturbed")
-    assert el(browser, "#rep-scope").text == expect["report"]["scope"]
+    assert el(browser, "#rep-counts").text.startswith(f"{expect['privacy']['counts']['perturbed']} perturbed")
+    assert el(browser, "#rep-scope").text == expect["privacy"]["scope"]
 
     # hover the first sampled unit: the tooltip lists the API's top-5 with its probabilities
     i = next(k for k, u in enumerate(expect["units"]) if u["sampled"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from dptext.errors import DPTextError, ParameterError
 from dptext.progress import is_terminal, progress_reporter
@@ -33,6 +34,41 @@ def read_text_arg(value: str | None, *, what: str = "input") -> str:
     if not text.strip():
         raise DPTextError(f"{what} is empty")
     return text
+
+
+def _names_file(value: str) -> bool:
+    """Whether a TEXT argument is the path of an existing file (the user meant its contents)."""
+    if not value or len(value) > 4096 or "\n" in value or "\x00" in value:
+        return False
+    try:
+        return Path(value).is_file()
+    except OSError:  # a name the OS cannot even look up is text
+        return False
+
+
+def read_file_arg(path: str, *, what: str = "input") -> str:
+    """The contents of ``--file PATH``: strict UTF-8, at most :data:`MAX_INPUT_BYTES`, not empty."""
+    p = Path(path)
+    if not p.is_file():
+        raise DPTextError(f"--file {path}: no such file")
+    with p.open("rb") as fh:
+        data = fh.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise DPTextError(f"--file {path} is larger than {MAX_INPUT_BYTES // 2**20} MiB")
+    return read_text_arg(decode_text(data, source=path), what=f"file {path}")
+
+
+def read_text_or_file(value: str | None, file: str | None, *, what: str = "text") -> str:
+    """TEXT argument, ``-`` (stdin) or ``--file PATH``. A TEXT that names an existing file is refused
+    with a hint: perturbing the words "note.txt" when the file was meant would send its name, not its text."""
+    if file is not None:
+        if value not in (None, "-"):
+            raise DPTextError(f"give the {what} either as an argument or with --file, not both")
+        return read_file_arg(file, what=what)
+    if value is not None and value != "-" and _names_file(value):
+        raise DPTextError(f"{value!r} is a file; to use its contents give --file {value} (or - and redirect "
+                          f"it: < {value}); to use the words themselves, pipe them in with -")
+    return read_text_arg(value, what=what)
 
 
 def _value(text: str):

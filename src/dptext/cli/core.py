@@ -18,13 +18,14 @@ from dptext.cli._common import (
     print_top,
     privacy_policy,
     progress_bar,
-    read_text_arg,
+    read_text_or_file,
     unit_summary,
 )
 
 
 def perturb(
-    text: Optional[str] = typer.Argument(None, help="Text to perturb, or - for stdin (default)."),
+    text: Optional[str] = typer.Argument(None, help="Text to perturb, or - for stdin (default); a file: --file."),
+    file: Optional[str] = typer.Option(None, "--file", "-f", help="Perturb the contents of this UTF-8 file."),
     mechanism: str = typer.Option("rantext", "--mechanism", "-m", help="Mechanism name (see `dptext mechanisms`)."),
     epsilon: float = typer.Option(3.0, "--epsilon", "-e", help=EPSILON_HELP),
     space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
@@ -46,7 +47,7 @@ def perturb(
     """
     spec = mechanism_spec(mechanism, epsilon, space=space, seed=seed, oov=oov, digits=digits, params=param)
     pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
-    doc = read_text_arg(text, what="text")
+    doc = read_text_or_file(text, file, what="text")
     if pol is None:
         with progress_bar() as prog:
             mech = spec.build(progress=prog)
@@ -92,10 +93,13 @@ def spaces(
     from dptext.spaces.registry import SPACES
 
     if build is None:
+        rows = []
         for name in list_spaces():
             s = SPACES[name]()
-            mark = "cached" if s.is_cached() else "not built"
-            typer.echo(f"{name:14s} {mark:10s} {s.description}")
+            rows.append((name, "cached" if s.is_cached() else "not built", s.description))
+        width = max(len(r[0]) for r in rows)  # the widest name sets the column (names outgrew a fixed 14)
+        for name, mark, description in rows:
+            typer.echo(f"{name:{width}s}  {mark:9s}  {description}")
         return
     with progress_bar() as prog:
         s = get_space(build, progress=prog)
@@ -120,13 +124,19 @@ def calibration_line(cal: dict | None) -> str:
 
 
 def mechanisms():
-    """List registered mechanisms."""
+    """List registered mechanisms (name, default embedding space, one line of description)."""
     from dptext.mechanisms import MECHANISMS
 
+    rows = []
     for name in sorted(MECHANISMS):
         cls = MECHANISMS[name]
-        doc = (cls.__doc__ or cls.__module__ and __import__(cls.__module__, fromlist=["x"]).__doc__ or "").strip()
-        typer.echo(f"{name:18s} space={cls.default_space:17s} {doc.splitlines()[0] if doc else ''}")
+        doc = (cls.__doc__ or "").strip() or (__import__(cls.__module__, fromlist=["x"]).__doc__ or "").strip()
+        # a mechanism without a default space (DP-Prompt rewrites with a language model) says so
+        rows.append((name, cls.default_space or "none", doc.splitlines()[0] if doc else ""))
+    width = max(len(r[0]) for r in rows)
+    swidth = max(len(r[1]) for r in rows)
+    for name, space, doc in rows:
+        typer.echo(f"{name:{width}s}  space={space:{swidth}s}  {doc}".rstrip())
 
 
 def register(app: typer.Typer) -> None:

@@ -100,7 +100,7 @@ def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.r
     for s in spans:
         s["epsilon"] = settings.epsilon if s["private"] and s["epsilon"] is None else s["epsilon"]
     return {"text": "".join(outputs), "units": units, "spans": spans,
-            "report": report(mech, settings, counts, unit_eps_max, policy)}
+            "privacy": report(mech, settings, counts, unit_eps_max, policy)}  # the name `perturb --json` uses
 
 
 def report(mech, settings: Settings, counts: dict, unit_eps_max, policy) -> dict:

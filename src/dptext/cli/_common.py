@@ -125,6 +125,27 @@ def privacy_policy(settings: dict | None):
     return get_policy(kw.pop("name"), **kw)
 
 
+def unrelated_output_warning(mech) -> str | None:
+    """A warning line when the mechanism's output cannot be about the input at this ε, else None.
+
+    DP-Prompt samples each output token from ``Pr(t) ∝ exp(u_t / T)`` with clipped logits, so no token is
+    more than ``exp(ε_token / 2)`` times as likely as any other (docs/algorithms.md). Below a factor of 2 the
+    language model has no say: the output is a string of random tokens, which a user should be told."""
+    eps_token, temperature = getattr(mech, "epsilon_token", None), getattr(mech, "temperature", None)
+    if eps_token is None or temperature is None:
+        return None
+    import math
+
+    ratio = math.exp(eps_token / 2)
+    if ratio >= 2:
+        return None
+    return (f"dptext: warning: {mech.name} at epsilon {mech.epsilon:g} spends {eps_token:.3g} per token "
+            f"({getattr(mech, 'max_tokens', '?')} tokens, temperature {temperature:.4g}): no token is more than "
+            f"{ratio:.3g}x as likely as any other, so the output is random words unrelated to the text; a "
+            f"paraphrase needs epsilon of at least {getattr(mech, 'max_tokens', 1) * 2 * math.log(2):.3g} "
+            "(the likeliest token then 2x as likely as the least; readable text needs far more)")
+
+
 def unit_summary(counts: dict, oov: str) -> str:
     """One line: what happened to the units (so that dropped words never vanish without notice)."""
     line = (f"dptext: {counts.get('perturbed', 0)} units perturbed, {counts.get('kept', 0)} kept, "
@@ -159,3 +180,39 @@ def print_json(obj) -> None:
 def progress_bar(enabled: bool = True):
     """A progress bar on a terminal, periodic log lines otherwise, None when disabled (see dptext.progress)."""
     return progress_reporter(enabled)
+
+
+def listen_socket(host: str, port: int):
+    """A socket bound to ``host:port`` for uvicorn (``Server.run(sockets=[...])``), bound before anything
+    is loaded or logged: a busy port or a bad address is one line and exit 2, never "startup complete"
+    followed by a server error. Options as uvicorn's own (SO_REUSEADDR, IPv6 when the host has a colon)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        where = f"{host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise DPTextError(f"port {port} on {host} is already in use (another server?); choose "
+                              f"another with --port, or --port 0 for any free one") from None
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise DPTextError(f"not allowed to listen on {where} (ports below 1024 need root); "
+                              "choose another --port") from None
+        raise DPTextError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    except (socket.gaierror, UnicodeError) as exc:
+        sock.close()
+        raise DPTextError(f"cannot listen on {host}:{port}: unknown address ({exc})") from None
+    return sock
+
+
+def run_uvicorn(app, sock, *, host: str, port: int, **config) -> None:
+    """Serve ``app`` on the already-bound ``sock`` (see :func:`listen_socket`)."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **config))
+    server.run(sockets=[sock])

@@ -20,6 +20,7 @@ from dptext.cli._common import (
     progress_bar,
     read_text_or_file,
     unit_summary,
+    unrelated_output_warning,
 )
 
 
@@ -51,6 +52,9 @@ def perturb(
     if pol is None:
         with progress_bar() as prog:
             mech = spec.build(progress=prog)
+        warning = unrelated_output_warning(mech)
+        if warning and not quiet:  # before the (slow) generation, so it is read first
+            typer.echo(warning, err=True)
         result = mech.perturb(doc)
         out_text, counts, payload = result.text, result.counts(), result.to_dict()
     else:

@@ -129,11 +129,17 @@ function renderReport(rep) {
     dl.append(dt, dd);
   };
   const c = rep.claim;
+  // ε is the mechanism's parameter; the proven loss of a unit is the worst case (for RANTEXT/CUSTEXT it is ε
+  // within a candidate set, their bound across sets is ∞), and this text's largest is shown beside it
   add("claim", c.kind === "none" ? "no DP guarantee" :
-      `${c.kind}, ε = ${rep.epsilon} per unit, worst case ` +
+      `${c.kind}, parameter ε = ${rep.epsilon}, proven worst case per unit ` +
       (typeof c.bound === "number" ? c.bound.toFixed(2) : c.bound), "rep-claim");
   add("scope", rep.scope, "rep-scope");
-  if (rep.unit_epsilon_max !== null) add("largest per-unit ε", rep.unit_epsilon_max.toFixed(3), "rep-unit-eps");
+  if (rep.unit_epsilon_max !== null) {
+    // Cape reports each unit's proven loss (at most the worst case); other mechanisms each unit's ε
+    add(rep.unit_epsilon_is_proven_loss ? "largest proven loss of a unit in this text" : "largest per-unit ε",
+        rep.unit_epsilon_max.toFixed(3), "rep-unit-eps");
+  }
   const n = rep.counts;
   add("units", `${n.perturbed} perturbed, ${n.self} mapped to themselves, ${n.kept} kept, ${n.dropped} dropped`,
       "rep-counts");

@@ -35,7 +35,7 @@ def one_error_line(p) -> str:
 
 @pytest.mark.parametrize("args,needle", [
     (["perturb", "--mechansim", "rantext", "x"], "No such option: --mechansim"),
-    (["attack", "--list"], "No such option: --list"),
+    (["attack", "--lsit"], "No such option: --lsit"),
     (["perturb", "--seed", "-5", "x"], "--seed"),
     (["sanitize-corpus", "in.jsonl", "out.jsonl", "-m", "rantext", "-e", "3", "--seed", "-5"], "--seed"),
     (["perturb", "-m", "cape", "-p", "n_buckets=abc", "x"], "--param n_buckets"),

@@ -182,3 +182,68 @@ def test_serve_on_a_busy_port_is_one_line_and_exit_2(busy_port, tmp_path):
     line = one_error_line(p)
     assert f"port {busy_port} on 127.0.0.1 is already in use" in line
     assert "startup" not in p.stderr.lower() and "dptext serve on" not in p.stderr
+
+
+# ----- 2. progress: every stage shows real counts, every one-time build says what, how long, where --------------------
+def test_a_stage_shows_its_time_and_the_counts_of_the_work_inside_it():
+    from dptext.progress import LogProgress, stage
+
+    now = [0.0]
+    lines: list[str] = []
+    log = LogProgress(interval=1.0, write=lines.append, clock=lambda: now[0])
+    with stage(log, "fitting bayes"):
+        now[0] = 2.0
+        log._tick(log._tasks[0])  # a stage alone: its running time, no count it does not have
+        inner = log.add_task("finding the units santext+ samples in 400 sentences", total=400)
+        for _ in range(4):
+            now[0] += 1.5
+            log.advance(inner, 100)
+            for t in list(log._tasks.values()):
+                log._tick(t)
+        now[0] += 0.5
+    assert lines[0] == "dptext: fitting bayes"
+    assert lines[1] == "dptext: fitting bayes: running, 2.0 s"
+    counted = [ln for ln in lines if "sentences:" in ln]
+    assert counted[0].endswith("100/400 (25%), 1.5 s") and counted[-1].endswith("400/400 (100%), 6.0 s")
+    assert lines[-1] == "dptext: fitting bayes: done, 8.5 s"
+    assert not [ln for ln in lines if "done," in ln and "fitting" in ln and ln != lines[-1]]
+    assert not [ln for ln in lines if "0 done" in ln or "None" in ln], lines
+
+
+def test_the_terminal_bar_shows_no_count_for_a_stage():
+    from dptext.progress import _rich_progress
+
+    prog = _rich_progress()
+    count = prog.columns[2]
+    stage_id, counted_id = prog.add_task("building", total=None), prog.add_task("rows", total=8944, completed=768)
+    assert str(count.render(prog.tasks[stage_id])) == ""
+    assert str(count.render(prog.tasks[counted_id])) == "768/8944"
+
+
+def test_a_cold_space_build_says_what_how_long_and_where(tmp_path):
+    p = run("spaces", "glove-50d", env={"DPTEXT_CACHE_DIR": str(tmp_path)})  # a fresh, empty cache
+    assert p.returncode == 0, p.stderr
+    lines = p.stderr.splitlines()
+    space = next(ln for ln in lines if "building embedding space glove-50d" in ln)
+    assert re.search(r"\(one time, about \d+ s; cached in .*\)", space) and str(tmp_path) in space
+    assert lines[0] == space  # said before the work starts, not after
+    calib = next(ln for ln in lines if "building RANTEXT noise calibration for glove-50d" in ln)
+    assert "one time, about" in calib and str(tmp_path) in calib
+    warm = run("spaces", "glove-50d", env={"DPTEXT_CACHE_DIR": str(tmp_path)})
+    assert warm.returncode == 0 and "building" not in warm.stderr  # cached: nothing to announce
+
+
+def test_attack_progress_counts_the_shadow_corpus(tmp_path):
+    from dptext.data import get_dataset
+
+    texts = list(get_dataset("tweets").texts)
+    (tmp_path / "private.txt").write_text("\n".join(texts[:40]), encoding="utf-8")
+    (tmp_path / "shadow.txt").write_text("\n".join(texts[40:640]), encoding="utf-8")
+    p = run("attack", "-m", "santext+", "-e", "2", "-a", "bayes", "--private", str(tmp_path / "private.txt"),
+            "--shadow", str(tmp_path / "shadow.txt"), "--n-units", "50", "--seed", "0",
+            env={"DPTEXT_PROGRESS_INTERVAL": "0"})
+    assert p.returncode == 0, p.stderr
+    lines = p.stderr.splitlines()
+    assert not [ln for ln in lines if ln.endswith(" done") or " 0 done" in ln or "None" in ln], lines
+    assert any(re.search(r"finding the units santext\+ samples in 600 sentences: 600/600 \(100%\)", ln)
+               for ln in lines), lines

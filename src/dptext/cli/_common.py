@@ -211,8 +211,21 @@ def listen_socket(host: str, port: int):
 
 
 def run_uvicorn(app, sock, *, host: str, port: int, **config) -> None:
-    """Serve ``app`` on the already-bound ``sock`` (see :func:`listen_socket`)."""
+    """Serve ``app`` on the already-bound ``sock`` (see :func:`listen_socket`).
+
+    uvicorn logs its "Uvicorn running on URL" line only for sockets it bound itself; it is logged here,
+    once the server has started, with the port actually bound (the one picked for ``--port 0``)."""
+    import logging
+
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **config))
-    server.run(sockets=[sock])
+    bound = sock.getsockname()[1]
+    url = f"http://[{host}]:{bound}" if ":" in host else f"http://{host}:{bound}"
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets=None):
+            await super().startup(sockets=sockets)
+            if self.started:
+                logging.getLogger("uvicorn.error").info("Uvicorn running on %s (Press CTRL+C to quit)", url)
+
+    _Server(uvicorn.Config(app, host=host, port=bound, **config)).run(sockets=[sock])

@@ -107,9 +107,10 @@ def spaces(
         return
     with progress_bar() as prog:
         s = get_space(build, progress=prog)
+        calibration = s.describe(calibrate=True).get("calibration")  # a first calibration is announced too
     how = f"built in {s.build_seconds:.1f}s" if s.build_seconds is not None else f"loaded in {s.load_seconds:.2f}s"
     typer.echo(f"{s.name}: {s.size} units x {s.dim} dims, {how}, cache {s.cache_path}")
-    typer.echo(calibration_line(s.describe(calibrate=True).get("calibration")))
+    typer.echo(calibration_line(calibration))
 
 
 def calibration_line(cal: dict | None) -> str:

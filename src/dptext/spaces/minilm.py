@@ -91,6 +91,7 @@ class WordPieceSegmentation(Segmentation):
 class MiniLMWordPieceSpace(EmbeddingSpace):
     name = "minilm-wordpiece"
     description = "all-MiniLM-L6-v2 WordPiece tokens + input embeddings (29,523 of 30522 x 384, no specials)"
+    build_estimate_s = 30.0  # first build, for the announcement
     case_insensitive = True
 
     def __init__(self, path: str | None = None) -> None:

@@ -247,3 +247,22 @@ def test_attack_progress_counts_the_shadow_corpus(tmp_path):
     assert not [ln for ln in lines if ln.endswith(" done") or " 0 done" in ln or "None" in ln], lines
     assert any(re.search(r"finding the units santext\+ samples in 600 sentences: 600/600 \(100%\)", ln)
                for ln in lines), lines
+
+
+def test_cape_calibrate_labels_the_number_it_prints(monkeypatch):
+    """The value is Cape's clip bound B; the device pass itself is tests/test_cape.py's (stubbed here)."""
+    from typer.testing import CliRunner
+
+    from dptext.cli import app
+    from dptext.mechanisms import cape
+
+    class Device:
+        name = "stub-device"
+
+    monkeypatch.setattr(cape, "default_device", lambda: Device())
+    monkeypatch.setattr(cape, "calibration_units", lambda space, sample: 321)
+    monkeypatch.setattr(cape, "calibrate_clip", lambda device, space, sample, quantile: 17.25)
+    out = CliRunner().invoke(app, ["cape-calibrate", "--quantile", "0.99"])
+    assert out.exit_code == 0, out.output
+    assert out.stdout.strip() == ("Cape clip bound B = 17.250000 (quantile 0.99 of |logit| over 321 units of "
+                                  "smollm2, device stub-device)")

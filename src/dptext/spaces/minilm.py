@@ -77,13 +77,16 @@ class WordPieceSegmentation(Segmentation):
     def join(self, outputs: list[str] | None = None, keep_ws: list[bool] | None = None) -> str:
         outs = [p.text for p in self.pieces] if outputs is None else outputs
         parts = []
+        gap = ""  # whitespace of dropped pieces: a surviving piece without its own keeps the words apart
         for piece, out in zip(self.pieces, outs):
             if out is None:
+                gap = gap or piece.ws
                 continue
             if out.startswith("##") and len(out) > 2:
                 out = out[2:]
-            parts.append(piece.ws)
+            parts.append((piece.ws or gap) if parts else piece.ws)
             parts.append(out)
+            gap = ""
         parts.append(self.trailing)
         return "".join(parts)
 

@@ -29,7 +29,7 @@ def one_error_line(p) -> str:
     return lines[0]
 
 
-# ----- 1. dptext mechanisms --------------------------------------------------------------------------------------
+# ----- 1. dptext mechanisms -----------------------------------------------------------------------------------------
 def test_mechanisms_lists_every_registered_mechanism():
     from dptext.mechanisms import MECHANISMS
 
@@ -60,7 +60,7 @@ def test_attack_list_exists_and_every_option_the_help_names_exists():
     assert "--list" in declared and mentioned - {"--help"} <= declared, mentioned - declared
 
 
-# ----- 5. a TEXT argument that names a file ---------------------------------------------------------------------------
+# ----- 5. a TEXT argument that names a file -------------------------------------------------------------------------
 def test_perturb_refuses_a_file_name_as_text_and_reads_it_with_file(tmp_path):
     note = tmp_path / "note.txt"
     note.write_text("The doctor went home.\n", encoding="utf-8")
@@ -74,7 +74,7 @@ def test_perturb_refuses_a_file_name_as_text_and_reads_it_with_file(tmp_path):
     assert "no such file" in one_error_line(run("perturb", "--file", "missing.txt", cwd=tmp_path))
 
 
-# ----- 6. one rule on ε --------------------------------------------------------------------------------------------
+# ----- 6. one rule on ε ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("value,words", [
     ("1e308", "at most 10000"), ("nan", "NaN (not a number)"), ("inf", "infinite"), ("0", "greater than 0"),
 ])
@@ -97,7 +97,7 @@ def test_playground_applies_the_same_epsilon_rule():
         assert words in str(exc.value) and "None" not in str(exc.value) and exc.value.field == "epsilon"
 
 
-# ----- 7. whitespace between units ------------------------------------------------------------------------------------
+# ----- 7. whitespace between units ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("mechanism", ["rantext", "santext"])  # subword (cl100k) and word (glove) spaces
 def test_whitespace_between_units_survives_dropped_pieces(mechanism):
     p = run("perturb", "-m", mechanism, "--seed", "1", "--json", SENTENCE)
@@ -115,7 +115,7 @@ def test_whitespace_between_units_survives_dropped_pieces(mechanism):
     assert len(out["text"].split()) == len(surviving) >= 3, out["text"]
 
 
-# ----- 10. smaller things ----------------------------------------------------------------------------------------------
+# ----- 10. smaller things -------------------------------------------------------------------------------------------
 def test_spaces_columns_line_up():
     p = run("spaces")
     assert p.returncode == 0, p.stderr
@@ -155,7 +155,7 @@ def test_dp_prompt_warns_when_its_output_cannot_be_about_the_text():
     assert len(warning) == 1 and "unrelated to the text" in warning[0] and "1.65x" in warning[0]
 
 
-# ----- 3. a busy port --------------------------------------------------------------------------------------------------
+# ----- 3. a busy port -----------------------------------------------------------------------------------------------
 @pytest.fixture
 def busy_port():
     s = socket.socket()
@@ -176,7 +176,8 @@ def test_playground_on_a_busy_port_is_one_line_and_exit_2(busy_port):
 
 def test_serve_on_a_busy_port_is_one_line_and_exit_2(busy_port, tmp_path):
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("upstream:\n  base_url: http://127.0.0.1:9/v1\n  model: m\nprivacy: {mechanism: rantext, epsilon: 3}\n"
+    cfg.write_text("upstream:\n  base_url: http://127.0.0.1:9/v1\n  model: m\n"
+                   "privacy: {mechanism: rantext, epsilon: 3}\n"
                    f"state_dir: {tmp_path / 'state'}\nauth: {{allow_anonymous: true}}\n", encoding="utf-8")
     p = run("serve", "-c", str(cfg), "--port", str(busy_port), timeout=120)
     line = one_error_line(p)
@@ -184,7 +185,7 @@ def test_serve_on_a_busy_port_is_one_line_and_exit_2(busy_port, tmp_path):
     assert "startup" not in p.stderr.lower() and "dptext serve on" not in p.stderr
 
 
-# ----- 2. progress: every stage shows real counts, every one-time build says what, how long, where --------------------
+# ----- 2. progress: every stage shows real counts, every one-time build says what, how long, where ------------------
 def test_a_stage_shows_its_time_and_the_counts_of_the_work_inside_it():
     from dptext.progress import LogProgress, stage
 

@@ -68,10 +68,10 @@ def test_perturb_units_rebuild_both_texts_and_classes_match_outputs(client):
         assert (u["class"] == "self") == (same and u["sampled"]), u
         assert (u["class"] == "dropped") == (u["output"] is None)
         assert u["sampled"] == (u["epsilon"] is not None)
-    counts = res["report"]["counts"]
+    counts = res["privacy"]["counts"]
     assert counts == {c: sum(u["class"] == c for u in units) for c in ("perturbed", "self", "kept", "dropped")}
     assert "".join(u["ws"] + u["output"] for u in units if u["output"] is not None) == res["text"]
-    assert res["report"]["claim"]["kind"] == "metric-dp" and "embedding space" in res["report"]["scope"]
+    assert res["privacy"]["claim"]["kind"] == "metric-dp" and "embedding space" in res["privacy"]["scope"]
     # a fixed seed reproduces the run; OS entropy (no seed) is the default
     assert client.post("/api/perturb", json=body).json()["text"] == res["text"]
 
@@ -140,9 +140,13 @@ def test_cape_rows_are_in_context_and_retention_agrees_with_them(client):
     res = client.post("/api/perturb", json={"mechanism": "cape", "epsilon": 3, "text": text, "seed": 5}).json()
     words = [u for u in res["units"] if u["original"] != "."]
     unit_eps = [u["epsilon"] for u in words if u["sampled"]]
-    bound = res["report"]["claim"]["bound"]  # each unit's proven loss is within the worst case
+    bound = res["privacy"]["claim"]["bound"]  # each unit's proven loss is within the worst case
     assert unit_eps and all(0 < e <= bound + 1e-9 for e in unit_eps) and len(set(unit_eps)) > 1
-    assert res["report"]["unit_epsilon_max"] == max(unit_eps)
+    assert res["privacy"]["unit_epsilon_max"] == max(unit_eps) and res["privacy"]["unit_epsilon_is_proven_loss"]
+    # one scope in all three places: the claim, the plain text and (tests/test_web_browser.py) the claim line
+    technical, plain = res["privacy"]["claim"]["scope"], res["privacy"]["scope"]
+    assert "sampled" in technical and "stopwords" in technical and "any two inputs of V in" not in technical
+    assert "Stopwords" in plain and "not protected" in plain and "different sets" not in plain
     expect = np.mean([row(text, u["pos"])["self_prob"] if u["sampled"] else 1.0 for u in words])
     curve = client.post("/api/retention", json={"mechanism": "cape", "text": text}).json()
     assert curve["method"].startswith("exact") and curve["retention"][2] == pytest.approx(expect, rel=1e-6)
@@ -159,7 +163,7 @@ def test_entity_policies_keep_public_text_and_set_span_epsilon(client):
     for u in res["units"]:
         if not res["spans"][u["span"]]["private"]:
             assert (u["class"], u["reason"], u["output"]) == ("kept", "public", u["original"])
-    assert res["report"]["policy"]["name"] == "entities"
+    assert res["privacy"]["policy"]["name"] == "entities"
     tiered = client.post("/api/perturb", json={**base, "policy": "tiered", "entity_epsilon": 1}).json()
     assert all(s["private"] for s in tiered["spans"])
     for u in tiered["units"]:
@@ -174,6 +178,10 @@ def test_entity_policies_keep_public_text_and_set_span_epsilon(client):
     ({"text": "   "}, 400, "text", "empty"),
     ({"text": TEXT, "epsilon": 0}, 400, "epsilon", "greater than 0"),
     ({"text": TEXT, "epsilon": "abc"}, 400, "epsilon", "number"),
+    ({"text": TEXT, "epsilon": None}, 400, "epsilon", "ε is required"),
+    ({"text": TEXT, "epsilon": ""}, 400, "epsilon", "ε is required"),
+    ({"text": TEXT, "epsilon": "NaN"}, 400, "epsilon", "ε is NaN (not a number)"),
+    ({"text": TEXT, "epsilon": 1e308}, 400, "epsilon", "at most 10000"),
     ({"text": TEXT, "mechanism": "nope"}, 400, "mechanism", "unknown mechanism"),
     ({"text": TEXT, "mechanism": "dp-prompt"}, 400, "mechanism", "whole documents"),
     ({"text": TEXT, "oov": "maybe"}, 400, "oov", "OOV"),
@@ -234,8 +242,11 @@ def test_the_command_refuses_a_public_address_unless_asked(monkeypatch):
     from dptext.cli.playground import is_loopback, playground
     from dptext.errors import DPTextError
 
+    from dptext.cli import playground as command
+
     served = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.append(kw["host"]))  # never listens here
+    monkeypatch.setattr(command, "listen_socket", lambda host, port: None)  # never binds here
+    monkeypatch.setattr(command, "run_uvicorn", lambda app, sock, **kw: served.append(kw["host"]))
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")
     with pytest.raises(DPTextError, match="--public"):

@@ -95,8 +95,8 @@ def test_perturb_hover_and_twenty_runs_match_the_api(browser, base, api, tmp_pat
         spans = browser.find_elements(By.CSS_SELECTOR, f"#{side} .unit")
         assert [s.text for s in spans] == [u[key] if u[key] is not None else u["original"] for u in expect["units"]]
         assert [s.get_attribute("class").split()[1] for s in spans] == [u["class"] for u in expect["units"]]
-    assert el(browser, "#rep-counts").text.startswith(f"{expect['report']['counts']['perturbed']} perturbed")
-    assert el(browser, "#rep-scope").text == expect["report"]["scope"]
+    assert el(browser, "#rep-counts").text.startswith(f"{expect['privacy']['counts']['perturbed']} perturbed")
+    assert el(browser, "#rep-scope").text == expect["privacy"]["scope"]
 
     # hover the first sampled unit: the tooltip lists the API's top-5 with its probabilities
     i = next(k for k, u in enumerate(expect["units"]) if u["sampled"])
@@ -137,6 +137,7 @@ def test_perturb_hover_and_twenty_runs_match_the_api(browser, base, api, tmp_pat
 @pytest.mark.parametrize("what,text,eps,words", [
     ("empty text", "   ", 3, "the text is empty"),
     ("ε = 0", TEXT, 0, "ε must be greater than 0"),
+    ("empty ε", TEXT, "", "ε is required"),
     ("1 MB paste", None, 3, "at most 256 KB"),
 ])
 def test_bad_input_shows_the_server_message_on_the_page(browser, base, what, text, eps, words, tmp_path):
@@ -153,11 +154,40 @@ def test_bad_input_shows_the_server_message_on_the_page(browser, base, what, tex
         perturb_on_page(browser, text, eps, 1)
     wait(browser, lambda d: el(d, "#error").is_displayed(), timeout=60)
     assert words in el(browser, "#error").text
-    invalid = {"empty text": "#text", "ε = 0": "#epsilon", "1 MB paste": "#text"}[what]
+    invalid = {"empty text": "#text", "ε = 0": "#epsilon", "empty ε": "#epsilon", "1 MB paste": "#text"}[what]
     assert "invalid" in el(browser, invalid).get_attribute("class")
     assert not browser.find_elements(By.CSS_SELECTOR, "#perturbed .unit")
     assert not el(browser, "#report-box").is_displayed()
     browser.save_screenshot(str(tmp_path / "bad-input.png"))
+
+
+def test_a_refused_request_leaves_no_stale_retention_chart(browser, monkeypatch, tmp_path):
+    """The retention curve of the last good text arrives after a 413 for a later paste: it is not drawn."""
+    import threading
+
+    import dptext.web.app as webapp
+
+    real, gate = webapp.retention_curve, threading.Event()
+
+    def held(*args, **kwargs):  # the curve is computed only once the refusal is on screen
+        gate.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(webapp, "retention_curve", held)
+    with serve_app(webapp.create_app()) as url:
+        open_page(browser, url)
+        perturb_on_page(browser, TEXT, 3, 1, mechanism="santext")
+        assert el(browser, "#report-box").is_displayed()
+        assert browser.execute_script("return document.body.dataset.retentionPending") == "1"
+        browser.execute_script("document.getElementById('text').value = 'word '.repeat(200000)")
+        el(browser, "#perturb").click()
+        wait(browser, lambda d: el(d, "#error").is_displayed(), timeout=60)
+        assert "at most 256 KB" in el(browser, "#error").text
+        gate.set()
+        wait(browser, lambda d: d.execute_script("return document.body.dataset.retentionPending") == "0", 120)
+        assert not el(browser, "#retention-box").is_displayed()
+        assert not browser.find_elements(By.CSS_SELECTOR, "#retention *")
+        browser.save_screenshot(str(tmp_path / "after-413.png"))
 
 
 def test_dashboard_asks_for_a_key_then_shows_keys_and_epsilon_lines(browser, tmp_path):
@@ -180,4 +210,5 @@ def test_dashboard_asks_for_a_key_then_shows_keys_and_epsilon_lines(browser, tmp
         dots = browser.find_elements(By.CSS_SELECTOR, "#epsilon-chart circle[data-series='alice']")
         assert [float(d.get_attribute("data-y")) for d in dots] == [12.0, 42.0]
         assert el(browser, "#setting-mechanism").text == "rantext"
+        assert el(browser, "#setting-policy").text == "all (every unit private)"  # not "–"
         browser.save_screenshot(str(tmp_path / "dashboard.png"))

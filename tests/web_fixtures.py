@@ -56,7 +56,7 @@ def api(client):
 
 def fake_snapshot():
     return {"settings": {"mode": "chat", "mechanism": "rantext", "epsilon": 3.0, "space": "cl100k-11k",
-                         "upstream_model": "smollm2", "policy": {"name": "all"}},
+                         "upstream_model": "smollm2", "policy": None},  # as the proxy sends policy all
             "keys": {"alice": {"requests": 12, "errors": 1, "latency_ms": {"p50": 8.5, "p95": 21.0},
                                "epsilon_spent": 42.0, "epsilon_history": [[1_700_000_000, 12.0],
                                                                           [1_700_000_060, 42.0]]},

@@ -31,7 +31,8 @@ def embed_texts(texts: list[str], *, batch_size: int = 256, progress=None) -> np
     """L2-normalised 384-d sentence embeddings (mean pooling, as sentence-transformers does)."""
     model = minilm()
     out = np.empty((len(texts), 384), dtype=np.float32)
-    task = progress.add_task("embedding", total=len(texts)) if progress is not None else None
+    task = progress.add_task(f"embedding {len(texts):,} texts with all-MiniLM-L6-v2", total=len(texts)) \
+        if progress is not None else None
     for start in range(0, len(texts), batch_size):
         chunk = texts[start : start + batch_size]
         out[start : start + len(chunk)] = model.encode(

@@ -16,6 +16,12 @@ with :func:`progress_reporter`:
 * disabled: ``None``.
 
 ``$DPTEXT_PROGRESS_INTERVAL`` (or its older name ``$DPTEXT_LOG_INTERVAL``) sets the interval.
+
+A stage has no count of its own: while it runs it shows its elapsed time (never "0 done" or "0/None"),
+and the counted tasks opened inside it show the counts. One-time builds (a space, a neighbour table, a
+noise calibration) open a stage with :func:`build_stage`, which says what is built, about how long it
+takes and where it is cached. Library code that was not handed a ``progress`` reports to the one the
+front end opened (:func:`current`), so a build deep inside a call is never silent.
 """
 
 from __future__ import annotations
@@ -72,7 +78,8 @@ class LogProgress:
             self._next += 1
             now = self._clock()
             self._tasks[tid] = {"description": description, "total": total, "completed": completed,
-                                "start": now, "last": now, "shown": False, "done": False}
+                                "start": now, "last": now, "shown": False, "done": False,
+                                "stage": total is None}
             if total is None:  # a stage: say what is starting, however short it turns out
                 self._write(f"dptext: {description}")
                 self._tasks[tid]["shown"] = True
@@ -107,14 +114,24 @@ class LogProgress:
             self._tasks.pop(task_id, None)
 
     def _tick(self, t: dict) -> None:
-        if not t["done"] and self._clock() - t["last"] >= self.interval:
-            self._emit(t)
+        if t["done"] or self._clock() - t["last"] < self.interval:
+            return
+        if t["stage"] and self._counted_inside(t):
+            t["last"] = self._clock()  # the counted task inside says how far it is; no bare clock line
+            return
+        self._emit(t)
+
+    def _counted_inside(self, stage: dict) -> bool:
+        return any(not u["stage"] and not u["done"] and u["start"] >= stage["start"] for u in self._tasks.values())
 
     def _emit(self, t: dict) -> None:
         now = self._clock()
         t["last"], t["shown"] = now, True
         done, total = t["completed"], t["total"]
-        count = f"{done:g}/{total:g} ({100 * done / total:.0f}%)" if total else f"{done:g} done"
+        if t["stage"]:  # no count of its own: how long it has run, and that it finished
+            count = "done" if t["done"] else "running"
+        else:
+            count = f"{done:g}/{total:g} ({100 * done / total:.0f}%)" if total else f"{done:g} done"
         self._write(f"dptext: {t['description']}: {count}, {now - t['start']:.1f} s")
 
     def _heartbeat(self) -> None:
@@ -149,6 +166,40 @@ def stderr_is_terminal() -> bool:
     return is_terminal(sys.stderr)
 
 
+_CURRENT: list = []  # the reporters front ends have open, innermost last
+
+
+def current(progress=None):
+    """``progress`` if given, else the reporter the front end opened (None when there is none)."""
+    if progress is not None:
+        return progress
+    return _CURRENT[-1] if _CURRENT else None
+
+
+@contextmanager
+def _opened(reporter):
+    _CURRENT.append(reporter)
+    try:
+        yield reporter
+    finally:
+        _CURRENT.remove(reporter)
+
+
+def _rich_progress():
+    """A transient rich display: description, bar, ``done/total`` for counted tasks (nothing for a stage,
+    which has no count), elapsed time."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    class _Count(ProgressColumn):
+        def render(self, task):
+            return Text("" if task.total is None else f"{task.completed:g}/{task.total:g}")
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), _Count(), TimeElapsedColumn(),
+                    console=Console(stderr=True), transient=True)
+
+
 @contextmanager
 def progress_reporter(enabled: bool = True) -> Iterator[object | None]:
     """A rich bar on a terminal, :class:`LogProgress` otherwise, ``None`` when disabled."""
@@ -156,15 +207,25 @@ def progress_reporter(enabled: bool = True) -> Iterator[object | None]:
         yield None
         return
     if not stderr_is_terminal():
-        with LogProgress() as log:
+        with LogProgress() as log, _opened(log):
             yield log
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as p:
+    with _rich_progress() as p, _opened(p):
         yield p
+
+
+def about(seconds: float) -> str:
+    """``12`` -> ``"about 10 s"``, ``75`` -> ``"about a minute"``: a rough duration for a one-time build."""
+    if seconds < 60:
+        return f"about {max(5, int(round(seconds / 5.0)) * 5)} s"
+    minutes = int(round(seconds / 60.0))
+    return "about a minute" if minutes <= 1 else f"about {minutes} minutes"
+
+
+def build_stage(progress, what: str, seconds: float, where) -> "contextmanager":
+    """A stage for a one-time build: ``building <what> (one time, about N s; cached in <where>)``.
+    ``progress`` None: the front end's reporter (:func:`current`)."""
+    return stage(current(progress), f"building {what} (one time, {about(seconds)}; cached in {where})")
 
 
 @contextmanager

@@ -33,25 +33,33 @@ class Segmentation:
         Line structure survives drops: when dropped units' whitespace held line breaks, the
         next surviving unit is preceded by that whitespace up to its last line break, then by
         the line's indentation (its own whitespace if that holds a line break, else the
-        dropped unit's); line breaks before dropped units at the end are kept too. Otherwise the first surviving unit takes the text's original leading whitespace,
-        so output never gains a stray leading space.
+        dropped unit's); line breaks before dropped units at the end are kept too. Otherwise the first surviving
+        unit takes the text's original leading whitespace, so output never gains a stray leading space, and a
+        later one keeps its own whitespace, or the dropped run's first whitespace when it has none (units that
+        were apart in the input stay apart).
         """
         outs = [p.text for p in self.pieces] if outputs is None else outputs
         if None not in outs:
             return "".join([p.ws + o for p, o in zip(self.pieces, outs)]) + self.trailing
         parts = []
         pending = ""
+        gap = ""  # the first whitespace inside a run of dropped units
         for piece, out in zip(self.pieces, outs):
             if out is None:
                 pending += piece.ws
+                gap = gap or piece.ws
                 continue
             if pending:
                 nl = pending.rfind("\n")
                 if nl >= 0:
                     ws = pending[: nl + 1] + (piece.ws if "\n" in piece.ws else pending[nl + 1 :])
+                elif parts or "\n" in piece.ws:
+                    # whitespace between surviving units is always kept: "naï|ve" dropping "naï" (which
+                    # carried the space) must not glue "ve" to the unit before it
+                    ws = piece.ws or gap
                 else:
-                    ws = piece.ws if parts or "\n" in piece.ws else self.pieces[0].ws
-                pending = ""
+                    ws = self.pieces[0].ws
+                pending = gap = ""
             else:
                 ws = piece.ws
             parts.append(ws)

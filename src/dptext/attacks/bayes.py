@@ -173,7 +173,7 @@ class BayesAttack(_BayesBase):
 
     def _fit(self, shadow, rng) -> None:
         self.shadow = shadow
-        counts = target_counts(self.mechanism, shadow, "sampled")
+        counts = target_counts(self.mechanism, shadow, "sampled", progress=self.progress)
         alpha = counts.sum()
         if alpha == 0:
             raise DPTextError("the mechanism samples no unit of the shadow corpus")
@@ -194,7 +194,7 @@ class BayesAttack(_BayesBase):
         return counts / max(counts.sum(), 1.0) + 1.0 / max(counts.sum(), 1.0)
 
 
-def target_counts(mechanism, texts, targets: str = "sampled") -> np.ndarray:
+def target_counts(mechanism, texts, targets: str = "sampled", progress=None) -> np.ndarray:
     """How often each unit of the space is an attack target (:func:`~dptext.attacks.base.is_target`) in
     ``texts``, read off one perturbation (the policies are deterministic per unit; contextual
     mechanisms: their perturbable positions, without a device pass)."""
@@ -207,12 +207,17 @@ def target_counts(mechanism, texts, targets: str = "sampled") -> np.ndarray:
     names: list[str] = []
     # a contextual mechanism's perturbable positions are defined by its class (no device pass needed)
     positions = mechanism.vocab_positions if isinstance(mechanism, ContextualMechanism) else None
-    for text in texts:
+    texts = list(texts)
+    task = progress.add_task(f"finding the units {mechanism.name} samples in {len(texts):,} sentences",
+                             total=len(texts)) if progress is not None else None
+    for n, text in enumerate(texts, 1):
         if positions is not None and targets == "sampled":
             seg = Mechanism.segment(mechanism, text)  # the base segmentation: no prompt state is set
             names.extend(seg.pieces[i].text for i in positions(seg)[0].tolist())
         else:
             names.extend(u.original for u in mechanism.perturb(text, rng=rng).units if is_target(u, targets))
+        if task is not None and (n % 200 == 0 or n == len(texts)):
+            progress.update(task, completed=n)
     counts = np.zeros(space.size, dtype=np.float64)
     idx = space.lookup_many(names) if names else np.zeros(0, dtype=np.int64)
     np.add.at(counts, idx[idx >= 0], 1.0)

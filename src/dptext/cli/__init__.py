@@ -83,7 +83,29 @@ def _app():
                 raise
             continue
         mod.register(app)
+    _flags_without_metavar(app)
     return app
+
+
+def _flags_without_metavar(app) -> None:  # noqa: ARG001 (applies to every command of the app)
+    """On/off flags (``--json``, ``--help``) take no value, so their help shows no type; typer 0.29 prints
+    ``<bool>`` beside every one of them. Its option class decides what goes in that column
+    (``display_type_rich``); flags get nothing there, every other option keeps typer's label."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # an older typer: flags never showed a type
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_dptext_flags", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and self.metavar is None:
+            return None
+        return original(self, ctx)
+
+    display_type_rich._dptext_flags = True
+    TyperOption.display_type_rich = display_type_rich
 
 
 def __getattr__(name: str):

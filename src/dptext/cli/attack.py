@@ -9,7 +9,7 @@ import numpy as np
 import typer
 
 from dptext.cli._common import print_json
-from dptext.errors import DPTextError, check_epsilon
+from dptext.errors import DPTextError
 
 
 def read_sentences(path: str, what: str) -> list[str]:
@@ -46,10 +46,26 @@ def build_mechanism(name: str, epsilon: float, space: Optional[str], seed: Optio
         progress=progress)
 
 
+def _list_attacks(value: bool) -> None:
+    """``--list``: every registered attack with the first line of its description, then exit."""
+    if not value:
+        return
+    from dptext.attacks import ATTACKS
+
+    width = max(len(name) for name in ATTACKS)
+    for name in sorted(ATTACKS):
+        cls = ATTACKS[name]
+        doc = (cls.__doc__ or "").strip() or (__import__(cls.__module__, fromlist=["x"]).__doc__ or "").strip()
+        typer.echo(f"{name:{width}s}  {doc.splitlines()[0] if doc else ''}".rstrip())
+    raise typer.Exit()
+
+
 def attack(
     mechanism: str = typer.Option(..., "--mechanism", "-m", help="Mechanism under attack (see `dptext mechanisms`)."),
     epsilon: str = typer.Option(..., "--epsilon", "-e", help="Privacy parameter of the mechanism."),
-    attack_name: str = typer.Option("knn", "--attack", "-a", help="Attack name (see --list)."),
+    attack_name: str = typer.Option("knn", "--attack", "-a", help="Attack name (see `dptext attack --list`)."),
+    list_: bool = typer.Option(False, "--list", callback=_list_attacks, is_eager=True,
+                               help="List the attacks and exit."),
     space: Optional[str] = typer.Option(None, "--space", help="Embedding space (default: the mechanism's)."),
     dataset: Optional[str] = typer.Option(None, "--dataset", help="Dataset name: private/shadow splits."),
     private: Optional[str] = typer.Option(None, "--private", help="Text file, one private sentence per line."),
@@ -74,7 +90,9 @@ def attack(
     from dptext.progress import progress_reporter as progress_display
     from dptext.progress import stage
 
-    eps = check_epsilon(epsilon)
+    from dptext.mechanisms.spec import spec_epsilon
+
+    eps = spec_epsilon(epsilon)
     if k < 1:
         raise DPTextError(f"invalid --k {k}: must be >= 1")
     for flag, value in (("--n-units", n_units), ("--n-shadow", n_shadow)):

@@ -53,7 +53,7 @@ def sanitize_corpus(
 ):
     """Sanitize every document of a corpus; other fields are kept, a privacy report is added per document.
 
-    Each document draws its noise from its own stream (child i of SeedSequence(seed)), so a seeded run gives the same output on any engine and any number of workers. Malformed records are reported with their line number and written to the rejects file (raw text: keep it private). Prints a JSON summary.
+    Records are perturbed in blocks of 64 consecutive record positions; with --seed S, block b draws its noise from child b of SeedSequence(S) (documents in record order), and shards never split a block, so a seeded run gives the same output on any engine, shard size and worker count. Malformed records are reported with their line number and written to the rejects file (raw text: keep it private). Prints a JSON summary.
     """
     from dptext.batch import sanitize_corpus as run
 

@@ -20,14 +20,16 @@ from dptext.cli._common import (
     print_top,
     privacy_policy,
     progress_bar,
-    read_text_arg,
+    read_text_or_file,
     unit_summary,
+    unrelated_output_warning,
 )
 
 
 def perturb(
     ctx: typer.Context,
-    text: Optional[str] = typer.Argument(None, help="Text to perturb, or - for stdin (default)."),
+    text: Optional[str] = typer.Argument(None, help="Text to perturb, or - for stdin (default); a file: --file."),
+    file: Optional[str] = typer.Option(None, "--file", "-f", help="Perturb the contents of this UTF-8 file."),
     preset: Optional[str] = typer.Option(None, "--preset", help=PRESET_HELP),
     mechanism: str = typer.Option("rantext", "--mechanism", "-m", help="Mechanism name (see `dptext mechanisms`)."),
     epsilon: float = typer.Option(3.0, "--epsilon", "-e", help=EPSILON_HELP),
@@ -55,10 +57,13 @@ def perturb(
     else:
         spec = mechanism_spec(mechanism, epsilon, space=space, seed=seed, oov=oov, digits=digits, params=param)
         pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
-    doc = read_text_arg(text, what="text")
+    doc = read_text_or_file(text, file, what="text")
     if pol is None:
         with progress_bar() as prog:
             mech = spec.build(progress=prog)
+        warning = unrelated_output_warning(mech)
+        if warning and not quiet:  # before the (slow) generation, so it is read first
+            typer.echo(warning, err=True)
         result = mech.perturb(doc)
         out_text, counts, payload = result.text, result.counts(), result.to_dict()
     else:
@@ -105,18 +110,22 @@ def spaces(
     from dptext.spaces.registry import SPACES
 
     if build is None:
+        rows = []
         for name in list_spaces():
             s = SPACES[name]()
-            mark = "cached" if s.is_cached() else "not built"
-            typer.echo(f"{name:14s} {mark:10s} {s.description}")
+            rows.append((name, "cached" if s.is_cached() else "not built", s.description))
+        width = max(len(r[0]) for r in rows)  # the widest name sets the column (names outgrew a fixed 14)
+        for name, mark, description in rows:
+            typer.echo(f"{name:{width}s}  {mark:9s}  {description}")
         return
     with progress_bar() as prog:
         s = get_space(build, progress=prog)
+        from dptext.mechanisms.calibration import describe_space
+
+        calibration = describe_space(s, calibrate=True).get("calibration")  # a first calibration is announced too
     how = f"built in {s.build_seconds:.1f}s" if s.build_seconds is not None else f"loaded in {s.load_seconds:.2f}s"
     typer.echo(f"{s.name}: {s.size} units x {s.dim} dims, {how}, cache {s.cache_path}")
-    from dptext.mechanisms.calibration import describe_space
-
-    typer.echo(calibration_line(describe_space(s, calibrate=True).get("calibration")))
+    typer.echo(calibration_line(calibration))
 
 
 def calibration_line(cal: dict | None) -> str:
@@ -135,13 +144,19 @@ def calibration_line(cal: dict | None) -> str:
 
 
 def mechanisms():
-    """List registered mechanisms."""
+    """List registered mechanisms (name, default embedding space, one line of description)."""
     from dptext.mechanisms import MECHANISMS
 
+    rows = []
     for name in sorted(MECHANISMS):
         cls = MECHANISMS[name]
-        doc = (cls.__doc__ or cls.__module__ and __import__(cls.__module__, fromlist=["x"]).__doc__ or "").strip()
-        typer.echo(f"{name:18s} space={cls.default_space or '-':17s} {doc.splitlines()[0] if doc else ''}")
+        doc = (cls.__doc__ or "").strip() or (__import__(cls.__module__, fromlist=["x"]).__doc__ or "").strip()
+        # a mechanism without a default space (DP-Prompt rewrites with a language model) says so
+        rows.append((name, cls.default_space or "none", doc.splitlines()[0] if doc else ""))
+    width = max(len(r[0]) for r in rows)
+    swidth = max(len(r[1]) for r in rows)
+    for name, space, doc in rows:
+        typer.echo(f"{name:{width}s}  space={space:{swidth}s}  {doc}".rstrip())
 
 
 def register(app: typer.Typer) -> None:

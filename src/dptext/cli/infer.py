@@ -27,7 +27,7 @@ from dptext.cli._common import (
     print_json,
     privacy_policy,
     progress_bar,
-    read_text_arg,
+    read_text_or_file,
 )
 from dptext.errors import DPTextError, ParameterError
 
@@ -93,7 +93,7 @@ def infer(
         spec = MechanismSpec(mechanism=mechanism, epsilon=epsilon, space=space)
         pol = privacy_policy(policy_settings(policy, entity_types, entity_epsilon, wordlist))
     sample = document is None
-    doc = SAMPLE_DOCUMENT if sample else read_text_arg(document, what="document")
+    doc = SAMPLE_DOCUMENT if sample else read_text_or_file(document, None, what="document")
     is_url = "://" in remote
     if remote_model is not None and not is_url:
         raise DPTextError("--remote-model applies to an http(s):// remote endpoint only")

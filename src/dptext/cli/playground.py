@@ -8,6 +8,7 @@ import sys
 
 import typer
 
+from dptext.cli._common import listen_socket, run_uvicorn
 from dptext.errors import DPTextError
 
 
@@ -33,15 +34,16 @@ def playground(
         raise DPTextError(f"--host {host} is not a loopback address; the playground serves anyone who can "
                           "reach it, so add --public to mean it")
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 (checked here: the server extras)
 
         from dptext.web.app import create_app
     except ModuleNotFoundError as exc:
         raise DPTextError(f"dptext playground needs the server extras ({exc.name} missing): "
                           "pip install 'dptext[server]'") from None
+    sock = listen_socket(host, port)  # a busy port: one line, exit 2
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     # uvicorn's start-up line names the address (and the port picked for --port 0); no access log
-    uvicorn.run(create_app(), host=host, port=port, log_level="info", access_log=False)
+    run_uvicorn(create_app(), sock, host=host, port=port, log_level="info", access_log=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from dptext.cli._common import listen_socket, run_uvicorn
 from dptext.errors import DPTextError
 
 log = logging.getLogger("dptext.server")
@@ -55,13 +56,20 @@ def serve(
     port = cfg.listen.port if port is None else port
     if not 0 <= port <= 65535:
         raise DPTextError(f"invalid --port {port}: must be in 0..65535")
+    # the port is taken before the mechanism loads, so a busy one is an error before anything claims to serve
+    sock = None if check else listen_socket(host, port)
     logging.basicConfig(level=cfg.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if cfg.log_level != "debug":  # one line per request from dptext.server is enough
         logging.getLogger("httpx").setLevel(logging.WARNING)
     from dptext.server.app import summary
 
-    app = create_app(cfg)
+    try:
+        app = create_app(cfg)
+    except BaseException:
+        if sock is not None:
+            sock.close()
+        raise
     line = summary(app.state.services)
     if check:
         verdict = check_upstream(cfg)
@@ -69,8 +77,9 @@ def serve(
         typer.echo(line)
         typer.echo(f"upstream {cfg.upstream.base_url}: {verdict}")
         return
+    port = sock.getsockname()[1]  # the one picked for --port 0
     log.info("dptext serve on http://%s:%d %s", host, port, line)
-    uvicorn.run(app, host=host, port=port, log_level=cfg.log_level, access_log=False,
+    run_uvicorn(app, sock, host=host, port=port, log_level=cfg.log_level, access_log=False,
                 timeout_graceful_shutdown=5)
 
 

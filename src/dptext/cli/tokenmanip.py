@@ -69,7 +69,8 @@ def cape_calibrate(
         print_json({"clip": b, "space": sp.name, "device": device.name, "quantile": quantile, "units": n_units,
                     "saved": save})
     else:
-        typer.echo(f"{b:.6f}")
+        typer.echo(f"Cape clip bound B = {b:.6f} (quantile {quantile:g} of |logit| over {n_units} units of "
+                   f"{sp.name}, device {device.name})")
         if save:
             typer.echo(f"saved as Cape's default clip for {device.name} on {sp.name} ({n_units} units)", err=True)
 

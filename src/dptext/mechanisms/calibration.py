@@ -215,7 +215,10 @@ def noise_calibration(space, unit: str = UNIT, *, compute: bool = True) -> Calib
                            a["solved"].tolist(), a["achieved"].tolist())
     if not compute:
         return None
-    cal = calibrate(space, unit)
+    from dptext.progress import build_stage
+
+    with build_stage(None, f"RANTEXT noise calibration for {space.name}", 8.0, path.parent):
+        cal = calibrate(space, unit)
     cv = cal.curve
     cache.save_npz(path, curve=np.asarray([cv.a, cv.b, cv.c, cv.g, cv.eps_min]), ratio=np.asarray(cal.ratio),
                    threshold=np.asarray(cal.threshold), targets=np.asarray(cal.targets),

@@ -157,6 +157,16 @@ def draw(b: np.ndarray, counts: np.ndarray, probs: np.ndarray, r: np.ndarray, rn
     return members[start[which.ravel()] + j]
 
 
+# What the proof covers (docs/algorithms.md, "The proven bound"), said once for every report of Cape.
+CAPE_SCOPE = ("per sampled unit, between any two inputs x, x' of V that Cape samples (not stopwords, punctuation "
+              "or out-of-vocabulary units, which are kept as they are and not protected: whether a unit is one "
+              "of them shows in the output), at the same position of the same context: ln Pr(y|x) − "
+              "ln Pr(y|x') ≤ bound for every output y (proven worst case of the bucketized exponential mechanism "
+              "as implemented); ε is the mechanism's parameter, not this loss; over a text the sampled units' "
+              "losses add up; the paper's per-unit ε + ln(max|b|/min|b|) (Cape Thm 4.1) is reported beside "
+              "the proven per-unit value and is not a bound")
+
+
 @register("cape")
 class Cape(ContextualMechanism):
     """Cape: context-aware bucketized exponential mechanism (device-model logits + distance)."""
@@ -285,10 +295,7 @@ class Cape(ContextualMechanism):
         return PrivacyClaim(
             mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set",
             bound=cape_bound(self.epsilon, self.n_buckets, n),
-            scope="per unit, between any two inputs of V in the same context: ln Pr(y|x) − ln Pr(y|x') ≤ bound "
-                  "(proven worst case of the bucketized exponential mechanism as implemented; see "
-                  "docs/algorithms.md); the paper's per-unit ε + ln(max|b|/min|b|) (Cape Thm 4.1) is "
-                  "reported beside the proven per-unit value and is not a bound",
+            scope=CAPE_SCOPE,
             details={"lambda_l": self.lambda_l, "lambda_d": self.lambda_d, "n_buckets": self.n_buckets,
                      "clip": self.clip, "sensitivity": self.sensitivity, "set": "all of V"},
         )

@@ -20,15 +20,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dptext.errors import DPTextError, ParameterError, check_epsilon
+from dptext.errors import ParameterError
 from dptext.mechanisms.registry import MECHANISMS
 from dptext.names import normalise_name
 
 COMMON = ("epsilon", "space", "oov", "digits", "punctuation", "seed")
 KEYS = ("mechanism", *COMMON, "options")
 LABELS = {"oov": "OOV", "digits": "digits", "punctuation": "punctuation"}
+EPSILON_MAX = 10_000.0  # the one upper limit on ε, for every front end (CLI, proxy, playground, sweeps)
 CHOICES = {"oov": ("drop", "random", "keep"), "digits": ("random", "keep", "vocab"),
            "punctuation": ("keep", "perturb")}
+
+
+def spec_epsilon(value) -> float:
+    """ε for a spec: a number in (0, :data:`EPSILON_MAX`]; NaN, infinity, 0 and too large each named."""
+    try:
+        eps = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError("epsilon", f"invalid epsilon {value!r}: must be a number greater than 0") from None
+    if eps != eps:
+        raise ParameterError("epsilon", "epsilon is NaN (not a number): give a number greater than 0")
+    if eps in (float("inf"), float("-inf")):
+        raise ParameterError("epsilon", f"epsilon is infinite: give a number greater than 0 and at most "
+                                        f"{EPSILON_MAX:g}")
+    if eps <= 0:
+        raise ParameterError("epsilon", f"epsilon must be greater than 0 (got {eps:g}): at ε = 0 no information "
+                                        "at all gets through, which no mechanism here can do")
+    if eps > EPSILON_MAX:
+        raise ParameterError("epsilon", f"epsilon must be at most {EPSILON_MAX:g} (got {eps:g}): an ε that "
+                                        "large protects nothing")
+    return eps
 
 
 def mechanism_class(name) -> type:
@@ -86,10 +107,7 @@ class MechanismSpec:
         cls = mechanism_class(self.mechanism)
         object.__setattr__(self, "mechanism", cls.name)
         if self.epsilon is not None:
-            try:
-                object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-            except DPTextError as exc:
-                raise ParameterError("epsilon", str(exc)) from None
+            object.__setattr__(self, "epsilon", spec_epsilon(self.epsilon))
         elif getattr(cls, "dp", False) and not set(self.options) & set(getattr(cls, "epsilon_alternatives", ())):
             raise ParameterError("epsilon", f"mechanism {cls.name!r} needs epsilon")
         for name, allowed in CHOICES.items():

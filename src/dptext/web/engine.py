@@ -20,7 +20,7 @@ import numpy as np
 
 from dptext.errors import DPTextError, ParameterError
 from dptext.mechanisms.base import Mechanism
-from dptext.mechanisms.spec import MechanismSpec, declared_params, mechanism_class
+from dptext.mechanisms.spec import MechanismSpec, declared_params, mechanism_class, spec_epsilon
 from dptext.names import normalise_name
 from dptext.spaces import list_spaces
 
@@ -51,17 +51,14 @@ class Settings:
     def parse(cls, body: dict, *, need_epsilon: bool = True) -> "Settings":
         """From a request body; every error names its field (``epsilon``, ``mechanism``...)."""
         raw = body.get("epsilon", 3) if need_epsilon else 1.0
+        if raw is None or isinstance(raw, str) and not raw.strip():
+            raise WebError("ε is required: give a number greater than 0", field="epsilon")
         if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
             raise WebError(f"ε must be a number greater than 0 (got {raw!r})", field="epsilon")
         try:
-            eps = float(raw)
-        except ValueError:
-            raise WebError(f"ε must be a number greater than 0 (got {raw!r})", field="epsilon") from None
-        if not eps > 0 or eps == float("inf"):
-            raise WebError(f"ε must be greater than 0 (got {raw}): ε = 0 would mean no information at all "
-                           "gets through, which no mechanism here can do", field="epsilon")
-        if eps > 1000:
-            raise WebError(f"ε = {eps:g} is too large to mean anything; use at most 1000", field="epsilon")
+            eps = spec_epsilon(raw)  # the one rule on ε (mechanisms/spec.py), in the page's words
+        except ParameterError as exc:
+            raise WebError(str(exc).replace("epsilon", "ε"), field="epsilon") from None
         space = body.get("space") or None
         if space is not None and space not in list_spaces():
             raise WebError(f"unknown space {space!r}; choose one of {', '.join(list_spaces())}", field="space")

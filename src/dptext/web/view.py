@@ -24,6 +24,12 @@ PLAIN = {
                      "words from different sets can be told apart.",
     "none": "No differential-privacy guarantee: the output can reveal the original words.",
 }
+# a mechanism whose protected set is not one "candidate set" says what its proof covers (see its claim's scope)
+PLAIN_BY_MECHANISM = {
+    "cape": "Each sampled word is protected on its own against every other sampled word at the same place in the "
+            "same context, up to the proven worst case below (not ε itself, which is the mechanism's parameter). "
+            "Stopwords, punctuation and unknown words are kept as they are and are not protected.",
+}
 
 
 def policy_module():
@@ -67,7 +73,7 @@ def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.r
                  policy=None) -> dict:
     mech = cache.get(settings)
     units, outputs, counts = [], [], dict.fromkeys(CLASSES, 0)
-    unit_eps_max = None
+    unit_eps_max, proven = None, False
     spans = plan(policy, text)
     for s, span in enumerate(spans):
         eps = settings.epsilon if span["epsilon"] is None else float(span["epsilon"])
@@ -88,6 +94,7 @@ def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.r
             set(sampled_positions(m, [r.original for r in res.units])[0].tolist())
         # per-unit ε where the mechanism reports one (in sampling order; the proven value where there
         # are two), else the span's ε
+        proven = proven or "unit_epsilon_proven" in res.privacy  # each unit's proven loss (Cape), not ε
         per_unit = res.privacy.get("unit_epsilon_proven", res.privacy.get("unit_epsilon"))
         per_unit = iter(per_unit) if per_unit is not None and len(per_unit) == len(sampled) else None
         for pos, r in enumerate(res.units):
@@ -103,19 +110,19 @@ def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.r
     for s in spans:
         s["epsilon"] = settings.epsilon if s["private"] and s["epsilon"] is None else s["epsilon"]
     return {"text": "".join(outputs), "units": units, "spans": spans,
-            "report": report(mech, settings, counts, unit_eps_max, policy)}
+            "privacy": report(mech, settings, counts, unit_eps_max, policy, proven)}  # as `perturb --json`
 
 
-def report(mech, settings: Settings, counts: dict, unit_eps_max, policy) -> dict:
+def report(mech, settings: Settings, counts: dict, unit_eps_max, policy, proven: bool = False) -> dict:
     claim = mech.privacy().to_dict()
     sampled = counts["perturbed"] + counts["self"]
-    plain = PLAIN.get(claim["kind"], "").format(space=mech.space.name)
+    plain = PLAIN_BY_MECHANISM.get(mech.name) or PLAIN.get(claim["kind"], "").format(space=mech.space.name)
     if claim["kind"] != "none" and sampled:
         plain = plain[:-1] + f"; over the {sampled} sampled words of this text the guarantees add up " \
                              f"(basic composition)."
     rep = {"mechanism": mech.name, "epsilon": settings.epsilon, "space": mech.space.name,
            "claim": claim, "scope": plain, "counts": counts, "no_dp_guarantee": claim["kind"] == "none",
-           "unit_epsilon_max": unit_eps_max}
+           "unit_epsilon_max": unit_eps_max, "unit_epsilon_is_proven_loss": proven}
     if policy is not None:
         rep["policy"] = policy.describe()
     return rep

@@ -27,7 +27,12 @@ function render(data) {
     const dt = document.createElement("dt"), dd = document.createElement("dd");
     dt.textContent = k;
     const v = (data.settings || {})[k];
-    dd.textContent = v !== null && typeof v === "object" ? JSON.stringify(v) : fmt(v, 2);
+    if (k === "policy") {  // the server sends null for the default policy: every unit is private
+      dd.textContent = v === null || v === undefined ? "all (every unit private)" :
+        typeof v === "object" ? [v.name, v.scope].filter(Boolean).join(": ") || JSON.stringify(v) : String(v);
+    } else {
+      dd.textContent = v !== null && typeof v === "object" ? JSON.stringify(v) : fmt(v, 2);
+    }
     dd.id = `setting-${k}`;
     dl.append(dt, dd);
   }

@@ -2,7 +2,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = {meta: null, last: null, lastBody: null, rows: new Map(), active: null};
+const state = {meta: null, last: null, lastBody: null, rows: new Map(), active: null, generation: 0};
 
 function pct(p) {
   // probabilities on screen: percent with two decimals, or "<0.01 %" for tiny ones
@@ -47,7 +47,11 @@ function busy(on) {
 }
 
 function settings() {
-  const body = {mechanism: $("mechanism").value, epsilon: $("epsilon").value === "" ? null : Number($("epsilon").value),
+  // ε as typed: a number, null when the box is empty, else the text itself (the server names what is wrong
+  // with "NaN" or "abc"; JSON would turn NaN into null and the message into "ε is required")
+  const raw = $("epsilon").value.trim();
+  const eps = raw === "" ? null : (Number.isFinite(Number(raw)) ? Number(raw) : raw);
+  const body = {mechanism: $("mechanism").value, epsilon: eps,
                 space: $("space").value || null, oov: $("oov").value};
   if (!$("policy-box").hidden) {
     body.policy = $("policy").value;
@@ -161,11 +165,17 @@ function renderReport(rep) {
     dl.append(dt, dd);
   };
   const c = rep.claim;
+  // ε is the mechanism's parameter; the proven loss of a unit is the worst case (for RANTEXT/CUSTEXT it is ε
+  // within a candidate set, their bound across sets is ∞), and this text's largest is shown beside it
   add("claim", c.kind === "none" ? "no DP guarantee" :
-      `${c.kind}, ε = ${rep.epsilon} per unit, worst case ` +
+      `${c.kind}, parameter ε = ${rep.epsilon}, proven worst case per unit ` +
       (typeof c.bound === "number" ? c.bound.toFixed(2) : c.bound), "rep-claim");
   add("scope", rep.scope, "rep-scope");
-  if (rep.unit_epsilon_max !== null) add("largest per-unit ε", rep.unit_epsilon_max.toFixed(3), "rep-unit-eps");
+  if (rep.unit_epsilon_max !== null) {
+    // Cape reports each unit's proven loss (at most the worst case); other mechanisms each unit's ε
+    add(rep.unit_epsilon_is_proven_loss ? "largest proven loss of a unit in this text" : "largest per-unit ε",
+        rep.unit_epsilon_max.toFixed(3), "rep-unit-eps");
+  }
   const n = rep.counts;
   add("units", `${n.perturbed} perturbed, ${n.self} mapped to themselves, ${n.kept} kept, ${n.dropped} dropped`,
       "rep-counts");
@@ -186,9 +196,10 @@ async function perturb() {
     state.lastBody = body;
     state.rows.clear();
     renderTexts(res);
-    renderReport(res.report);
+    renderReport(res.privacy);
     $("runs-box").hidden = true;
     document.body.dataset.perturbed = String(Number(document.body.dataset.perturbed || 0) + 1);
+    state.generation += 1;
     retention(body);
   } catch (err) {
     clearResults();  // old results under new settings would mislead
@@ -200,6 +211,10 @@ async function perturb() {
 
 function clearResults() {
   state.last = null;
+  state.generation += 1;  // a retention curve still being computed for the old text is not drawn
+  $("retention").replaceChildren();
+  $("retention-note").textContent = "";
+  delete $("retention-box").dataset.ready;
   $("original").replaceChildren();
   $("perturbed").replaceChildren();
   for (const id of ["report-box", "runs-box", "retention-box"]) $(id).hidden = true;
@@ -299,9 +314,12 @@ async function runTwenty() {
 }
 
 async function retention(body) {
+  const generation = state.generation;
   $("retention-note").textContent = "computing retention for ε = 1 … 16…";
+  document.body.dataset.retentionPending = String(Number(document.body.dataset.retentionPending || 0) + 1);
   try {
     const res = await api("/api/retention", body);
+    if (generation !== state.generation) return;  // the results it belongs to were cleared meanwhile
     lineChart($("retention"), {
       title: "expected retention against ε", xLabel: "ε", yLabel: "retention", yMin: 0, yMax: 1,
       xTicks: [1, 4, 8, 12, 16], yFormat: (v) => `${Math.round(100 * v)} %`, xFormat: (v) => String(v),
@@ -313,7 +331,9 @@ async function retention(body) {
     $("retention-box").hidden = false;
     $("retention-box").dataset.ready = "1";
   } catch (err) {
-    $("retention-note").textContent = err.error || String(err);
+    if (generation === state.generation) $("retention-note").textContent = err.error || String(err);
+  } finally {
+    document.body.dataset.retentionPending = String(Number(document.body.dataset.retentionPending) - 1);
   }
 }
 

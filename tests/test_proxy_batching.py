@@ -85,10 +85,10 @@ def test_one_failing_request_fails_alone(spec, monkeypatch):
     combiner = attach(s, shared_rng=True)
     real = Mechanism._perturb_pieces
 
-    def fragile(self, pieces, rng):  # a mechanism that cannot perturb the unit "poison"
+    def fragile(self, pieces, rng, *args, **kwargs):  # a mechanism that cannot perturb the unit "poison"
         if any(p.text == "poison" for p in pieces):
             raise ValueError("cannot perturb this unit")
-        return real(self, pieces, rng)
+        return real(self, pieces, rng, *args, **kwargs)
 
     monkeypatch.setattr(Mechanism, "_perturb_pieces", fragile)
     texts = [text_of(0), "the poison letter", text_of(1), text_of(2)]

@@ -24,12 +24,34 @@ from __future__ import annotations
 import functools
 import re
 
-from dptext.privacy import recognizers as _r
+# USPS street suffixes (Publication 28, Appendix C1), long forms and standard abbreviations
+_SUFFIXES = (
+    "Alley|Aly|Annex|Anx|Arcade|Arc|Avenue|Ave|Av|Bayou|Byu|Beach|Bch|Bend|Bnd|Bluff|Blf|Bluffs|Blfs|Bottom|Btm|"
+    "Boulevard|Blvd|Branch|Br|Bridge|Brg|Brook|Brk|Brooks|Burg|Bg|Burgs|Bypass|Byp|Camp|Cp|Canyon|Cyn|Cape|Cpe|"
+    "Causeway|Cswy|Center|Ctr|Centers|Circle|Cir|Circles|Cliff|Clf|Cliffs|Clfs|Club|Clb|Common|Commons|Corner|Cor|"
+    "Corners|Cors|Course|Crse|Court|Ct|Courts|Cts|Cove|Cv|Coves|Creek|Crk|Crescent|Cres|Crest|Crossing|Xing|"
+    "Crossroad|Crossroads|Curve|Dale|Dl|Dam|Dm|Divide|Dv|Drive|Dr|Drives|Estate|Est|Estates|Ests|Expressway|Expy|"
+    "Extension|Ext|Extensions|Fall|Falls|Fls|Ferry|Fry|Field|Fld|Fields|Flds|Flat|Flt|Flats|Ford|Frd|Fords|Forest|"
+    "Frst|Forge|Frg|Forges|Fork|Frk|Forks|Fort|Ft|Freeway|Fwy|Garden|Gdn|Gardens|Gdns|Gateway|Gtwy|Glen|Gln|Glens|"
+    "Green|Grn|Greens|Grove|Grv|Groves|Harbor|Hbr|Harbors|Haven|Hvn|Heights|Hts|Highway|Hwy|Hill|Hl|Hills|Hls|"
+    "Hollow|Holw|Inlet|Island|Is|Islands|Isle|Junction|Jct|Junctions|Key|Ky|Keys|Knoll|Knl|Knolls|Lake|Lk|Lakes|"
+    "Land|Landing|Lndg|Lane|Ln|Light|Lgt|Lights|Loaf|Lf|Lock|Lck|Locks|Lodge|Ldg|Loop|Mall|Manor|Mnr|Manors|"
+    "Meadow|Mdw|Meadows|Mdws|Mews|Mill|Ml|Mills|Mission|Msn|Motorway|Mtwy|Mount|Mt|Mountain|Mtn|Mountains|Neck|"
+    "Nck|Orchard|Orch|Oval|Overpass|Opas|Park|Parks|Parkway|Pkwy|Parkways|Pass|Passage|Psge|Path|Pike|Pine|Pines|"
+    "Pnes|Place|Pl|Plain|Pln|Plains|Plns|Plaza|Plz|Point|Pt|Points|Pts|Port|Prt|Ports|Prairie|Pr|Radial|Radl|Ramp|"
+    "Ranch|Rnch|Rapid|Rpd|Rapids|Rpds|Rest|Rst|Ridge|Rdg|Ridges|Rdgs|River|Riv|Road|Rd|Roads|Rds|Route|Rte|Row|"
+    "Rue|Run|Shoal|Shl|Shoals|Shore|Shr|Shores|Shrs|Skyway|Skwy|Spring|Spg|Springs|Spgs|Spur|Spurs|Square|Sq|"
+    "Squares|Station|Sta|Stravenue|Stra|Stream|Strm|Street|St|Streets|Summit|Smt|Terrace|Ter|Throughway|Trwy|"
+    "Trace|Trce|Track|Trak|Trafficway|Trfy|Trail|Trl|Trailer|Trlr|Tunnel|Tunl|Turnpike|Tpke|Underpass|Upas|Union|"
+    "Un|Unions|Valley|Vly|Valleys|Via|Viaduct|Via|View|Vw|Views|Village|Vlg|Villages|Ville|Vl|Vista|Vis|Walk|"
+    "Walks|Wall|Way|Ways|Well|Wl|Wells")
+MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\s+Box\s+\d{4}|PSC\s+\d{4},\s+Box\s+\d{4})"
+                      r"(?:,?\s+[AFD]PO\s+A[AEP]\s+\d{5})?|\b[AFD]PO\s+A[AEP]\s+\d{5}")
 
 _STOP = r"(?!(?:the|a|an|in|on|at|of|to|for|and|or|with|my|your|his|her|our|their|is|was|are|by|from|near|now|then|today|tomorrow|yesterday|here|there|please|but|so|if)\b)"
 _W = rf"(?:{_STOP}[^\W\d_][\w'’.-]{{0,30}}|\d{{1,4}}(?:st|nd|rd|th))"
 _UNIT = r"(?:,?\s{1,3}(?:apt\.?|apartment|suite|ste\.?|unit|room|rm\.?|floor|fl\.?|#)\s*#?[a-z0-9-]+)?"
-STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:-\d{{1,6}})?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,4}}(?:{_r._SUFFIXES})\b\.?"
+STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:-\d{{1,6}})?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,4}}(?:{_SUFFIXES})\b\.?"
                     + _UNIT, re.IGNORECASE)
 _PARTICLE = r"(?:de|del|della|di|du|des|la|le|los|las|da|do|dos|von|van|der|den|am|an|im|zum|zur)"
 _PREFIX = (r"(?:rue|avenue|av\.|boulevard|bd\.?|chemin|allée|place|impasse|quai|venelle|cours|passage|route|via|viale|"
@@ -80,7 +102,7 @@ def find(text: str):
     """(start, end) of the addresses in ``text``."""
     strong = []
     for kind, pat in (("strong", STREET), ("strong", CONTINENTAL), ("strong", PO_BOX), ("tail", UK_POSTCODE),
-                      ("tail", CITY_STATE_ZIP), ("strong", _r.MILITARY)):
+                      ("tail", CITY_STATE_ZIP), ("strong", MILITARY)):
         strong.extend((m.start(), m.end(), kind) for m in pat.finditer(text))
     stop = _stop_words()
     weak = [(m.start(), m.end(), "postcode") for m in POSTCODE_CITY.finditer(text)

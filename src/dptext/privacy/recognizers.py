@@ -35,6 +35,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dptext.privacy import addresses
+
 DETECTOR = "regex"
 
 
@@ -99,37 +101,6 @@ CODE_ID = re.compile(r"(?<![\w-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])[A
 DIGIT_GROUPS = re.compile(r"(?<![\w/.-])\d{2,}(?:[-/]\d{2,}){1,4}(?![\w/-])")
 DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")
 IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)")
-
-# USPS street suffixes (Publication 28, Appendix C1), long forms and standard abbreviations
-_SUFFIXES = (
-    "Alley|Aly|Annex|Anx|Arcade|Arc|Avenue|Ave|Av|Bayou|Byu|Beach|Bch|Bend|Bnd|Bluff|Blf|Bluffs|Blfs|Bottom|Btm|"
-    "Boulevard|Blvd|Branch|Br|Bridge|Brg|Brook|Brk|Brooks|Burg|Bg|Burgs|Bypass|Byp|Camp|Cp|Canyon|Cyn|Cape|Cpe|"
-    "Causeway|Cswy|Center|Ctr|Centers|Circle|Cir|Circles|Cliff|Clf|Cliffs|Clfs|Club|Clb|Common|Commons|Corner|Cor|"
-    "Corners|Cors|Course|Crse|Court|Ct|Courts|Cts|Cove|Cv|Coves|Creek|Crk|Crescent|Cres|Crest|Crossing|Xing|"
-    "Crossroad|Crossroads|Curve|Dale|Dl|Dam|Dm|Divide|Dv|Drive|Dr|Drives|Estate|Est|Estates|Ests|Expressway|Expy|"
-    "Extension|Ext|Extensions|Fall|Falls|Fls|Ferry|Fry|Field|Fld|Fields|Flds|Flat|Flt|Flats|Ford|Frd|Fords|Forest|"
-    "Frst|Forge|Frg|Forges|Fork|Frk|Forks|Fort|Ft|Freeway|Fwy|Garden|Gdn|Gardens|Gdns|Gateway|Gtwy|Glen|Gln|Glens|"
-    "Green|Grn|Greens|Grove|Grv|Groves|Harbor|Hbr|Harbors|Haven|Hvn|Heights|Hts|Highway|Hwy|Hill|Hl|Hills|Hls|"
-    "Hollow|Holw|Inlet|Island|Is|Islands|Isle|Junction|Jct|Junctions|Key|Ky|Keys|Knoll|Knl|Knolls|Lake|Lk|Lakes|"
-    "Land|Landing|Lndg|Lane|Ln|Light|Lgt|Lights|Loaf|Lf|Lock|Lck|Locks|Lodge|Ldg|Loop|Mall|Manor|Mnr|Manors|"
-    "Meadow|Mdw|Meadows|Mdws|Mews|Mill|Ml|Mills|Mission|Msn|Motorway|Mtwy|Mount|Mt|Mountain|Mtn|Mountains|Neck|"
-    "Nck|Orchard|Orch|Oval|Overpass|Opas|Park|Parks|Parkway|Pkwy|Parkways|Pass|Passage|Psge|Path|Pike|Pine|Pines|"
-    "Pnes|Place|Pl|Plain|Pln|Plains|Plns|Plaza|Plz|Point|Pt|Points|Pts|Port|Prt|Ports|Prairie|Pr|Radial|Radl|Ramp|"
-    "Ranch|Rnch|Rapid|Rpd|Rapids|Rpds|Rest|Rst|Ridge|Rdg|Ridges|Rdgs|River|Riv|Road|Rd|Roads|Rds|Route|Rte|Row|"
-    "Rue|Run|Shoal|Shl|Shoals|Shore|Shr|Shores|Shrs|Skyway|Skwy|Spring|Spg|Springs|Spgs|Spur|Spurs|Square|Sq|"
-    "Squares|Station|Sta|Stravenue|Stra|Stream|Strm|Street|St|Streets|Summit|Smt|Terrace|Ter|Throughway|Trwy|"
-    "Trace|Trce|Track|Trak|Trafficway|Trfy|Trail|Trl|Trailer|Trlr|Tunnel|Tunl|Turnpike|Tpke|Underpass|Upas|Union|"
-    "Un|Unions|Valley|Vly|Valleys|Via|Viaduct|Via|View|Vw|Views|Village|Vlg|Villages|Ville|Vl|Vista|Vis|Walk|"
-    "Walks|Wall|Way|Ways|Well|Wl|Wells")
-_WORD = r"(?:[A-Z][A-Za-z'’-]{0,30}\.?|\d{1,4}(?:st|nd|rd|th))"
-_UNIT = r"(?:,?\s{1,3}(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Room|Rm\.?|Floor|Fl\.?|#)\s*#?[A-Za-z0-9-]+)?"
-_CITY_TAIL = r"(?:,?\s{1,3}(?:[A-Z][A-Za-z'’.-]{0,30}\s{1,3}){0,3}[A-Z][A-Za-z'’.-]{0,30},\s{0,3}[A-Z]{2}\s{1,3}\d{5}(?:-\d{4})?)?"
-STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[A-Za-z]?(?:-\d{{1,6}})?\s{{1,3}}(?:{_WORD}\s{{1,3}}){{0,4}}(?:{_SUFFIXES})\b\.?"
-                    + _UNIT + _CITY_TAIL)
-MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\s+Box\s+\d{4}|PSC\s+\d{4},\s+Box\s+\d{4})"
-                      r"(?:,?\s+[AFD]PO\s+A[AEP]\s+\d{5})?|\b[AFD]PO\s+A[AEP]\s+\d{5}")
-CITY_STATE_ZIP = re.compile(r"(?<![\w'’.-])(?:[A-Z][A-Za-z'’.-]{0,30}\s{1,3}){0,3}[A-Z][A-Za-z'’.-]{0,30},\s{0,3}[A-Z]{2}"
-                            r"\s{1,3}\d{5}(?:-\d{4})?\b")
 
 _MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
            r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
@@ -211,8 +182,6 @@ def _ips(text):
 
 
 def _addresses(text):
-    from dptext.privacy import addresses  # imports this module's suffix list
-
     yield from addresses.find(text)
 
 

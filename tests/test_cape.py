@@ -367,9 +367,10 @@ def test_cape_column_override_equals_the_generic_default(cape):
     assert fast.shape == (len(cand),) and generic.max() > 0
     # Both routes evaluate the same formulas, but BLAS rounds a row differently with the number of rows
     # in its GEMM: utilities differ in the last float32 bits, and a unit that sits on a bucket edge may
-    # change bucket (and so |b| of y's bucket). Measured: at most 1 of 13 entries moves.
+    # change bucket (and so |b| of y's bucket). Such moves are rare (0 to 2 of these 13 entries, depending on
+    # the CPU's BLAS kernels); a wrong override moves nearly every entry. So at most a fifth may differ.
     off = ~np.isclose(fast, generic, rtol=1e-4, atol=1e-12)
-    assert off.sum() <= 1
+    assert off.sum() <= len(cand) // 5, (off.sum(), len(cand))
 
 
 def test_hidden_states_fail_closed(cape, monkeypatch):

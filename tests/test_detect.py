@@ -109,3 +109,14 @@ def test_spacy_reads_a_recased_copy_of_lower_case_text(entities):
     assert len(copy) == len(text) and "Barack Obama" in copy and "Springfield" in copy
     found = {(text[d.start:d.end], d.label) for d in entities.spacy.detect(text, copy)}
     assert ("barack obama", "PERSON") in found and ("springfield", "GPE") in found
+
+
+@pytest.mark.parametrize("text", [
+    "Last week my blood tests showed type 2 diabetes, and I am worried about keeping my job.",
+    "We took route 66 and the passage 3 of the book; I am at work until 5.",
+])
+def test_everyday_words_that_open_a_continental_street_are_no_address(text):
+    """Continental prefixes ("am", "route", "passage") are English words too: without a house number next
+    to the street name nothing is an address."""
+    found = [(text[d.start:d.end], d.label) for d in recognize(text)]
+    assert not [f for f in found if f[1] == "ADDRESS"], found

@@ -183,7 +183,8 @@ def test_cli_lists_perturbs_and_audits(capsys):
     for name in CASES:
         assert main(["perturb", "-m", name, "-e", "8", "--seed", "1", "--json", "The quick brown fox"]) == 0
         rep = json.loads(capsys.readouterr().out)
-        assert rep["privacy"]["perturbed"] == 4 and rep["privacy"]["claim"]["kind"] == "metric-dp"
+        p = rep["privacy"]  # every unit sampled: changed, or drawn as itself; none kept by a rule
+        assert p["perturbed"] + p["self"] == 4 and p["kept"] == 0 and p["claim"]["kind"] == "metric-dp"
     assert main(["audit", "-m", "multivariate", "-e", "12", "--gof-units", "1", "--reference-samples", "600",
                  "--seed", "2"]) == 0
     out = capsys.readouterr().out

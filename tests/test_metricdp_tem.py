@@ -84,7 +84,8 @@ def test_cli(capsys):
     assert main(["perturb", "-m", "tem", "-e", "6", "-p", "gamma=5", "--seed", "1", "--json",
                  "The quick brown fox"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert rep["privacy"]["perturbed"] == 4 and rep["privacy"]["claim"]["details"]["gamma"] == 5.0
+    p = rep["privacy"]  # every unit sampled: changed, or drawn as itself; none kept by a rule
+    assert p["perturbed"] + p["self"] == 4 and p["kept"] == 0 and p["claim"]["details"]["gamma"] == 5.0
     assert main(["audit", "-m", "tem", "-e", "6", "-p", "gamma=5", "--pairs", "10", "--samples", "3000",
                  "--gof-units", "1", "--seed", "1"]) == 0
     assert "result     PASS" in capsys.readouterr().out
@@ -108,4 +109,4 @@ def test_playground_serves_the_family():
             res = client.post("/api/perturb", json={"mechanism": name, "epsilon": 6, "text": "The quick brown fox",
                                                     "seed": 3})
             assert res.status_code == 200, res.text
-            assert res.json()["report"]["claim"]["kind"] == "metric-dp"
+            assert res.json()["privacy"]["claim"]["kind"] == "metric-dp"

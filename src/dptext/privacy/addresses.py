@@ -60,9 +60,12 @@ _PREFIX = (r"(?:rue|avenue|av\.|boulevard|bd\.?|chemin|allée|place|impasse|quai
            r"pl\.|plac|os\.|osiedle|straße|im|am|an\s+der|auf\s+der|za|na)")
 _SUFFIX_WORD = (r"(?:\d{1,5}[a-z]?\s{1,3})?[^\W\d_][\w'’-]{1,40}(?:straße|strasse|str\.|weg|platz|gasse|allee|ring|damm|ufer|laan|straat|gracht|"
                 r"plein|kade|steeg|dijk|dyk|hof|singel|vej|gade|gatan|vägen|väg|gränd|veien|gata|utca|tie|katu)")
+# a prefixed street needs its house number, before or after: several prefixes ("am", "place", "route")
+# are everyday English words, and "I am worried about keeping" is no street
+_PREFIXED = rf"{_PREFIX}\s{{1,3}}(?:{_PARTICLE}\s{{1,3}}|{_W}\s{{1,3}}){{0,4}}{_W}"
 CONTINENTAL = re.compile(
-    rf"(?<![\w-])(?:\d{{1,5}}[a-z]?,?\s{{1,3}})?{_PREFIX}\s{{1,3}}(?:{_PARTICLE}\s{{1,3}}|{_W}\s{{1,3}}){{0,4}}{_W}"
-    rf"(?:,?\s{{1,3}}\d{{1,5}}[a-z]?\b)?"
+    rf"(?<![\w-])\d{{1,5}}[a-z]?,?\s{{1,3}}{_PREFIXED}"
+    rf"|(?<![\w-]){_PREFIXED},?\s{{1,3}}\d{{1,5}}[a-z]?\b"
     rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}\d{{1,5}}[a-z]?\b", re.IGNORECASE)
 PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s?box|post\s+office\s+box|postfach|apartado|boîte\s+postale|bp)\s*\d{1,7}\b",
                     re.IGNORECASE)

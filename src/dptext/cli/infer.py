@@ -130,7 +130,8 @@ def _print_human(result, *, sample: bool, stand_in: bool, preset=None) -> None:
     pol = p.get("policy") or {}
     tier = f", detected spans at ε={pol['entity_epsilon']:g}" if pol.get("entity_epsilon") is not None else ""
     echo(f"Privacy: {p['mechanism']} ε={p['epsilon']:g} on {p['space']}, policy {pol.get('name', 'all')}{tier}: "
-         f"{p['perturbed']} units perturbed, {p['kept']} kept, {p['dropped']} dropped"
+         f"{p['perturbed']} units perturbed, {p.get('sent_unchanged', p['kept'])} sent unchanged "
+         f"({p['kept']} kept by rule, {p.get('self', 0)} drawn as themselves), {p['dropped']} dropped"
          + (f", {len(p['spans'])} detected spans" if p.get("spans") else "") + ".")
     echo(f"Charge: this request spent ε={p['epsilon_spent']:g} per unit (the largest unit ε freshly spent); "
          "a unit sent in k fresh requests has spent k times its ε.")

@@ -180,4 +180,4 @@ def write_doc(data: dict, conf: dict, doc: Path, figures: Path, *, source: str) 
     doc.write_text("\n".join(L), encoding="utf-8")
     (doc.parent / "choosing.json").write_text(json.dumps(
         {"chosen": data.get("chosen"), "targets": t, "presets": {k: v for k, v in pr.items()},
-         "clean_accuracy": data["clean_accuracy"]}, indent=1, default=float), encoding="utf-8")
+         "clean_accuracy": data["clean_accuracy"], "rows": data["rows"]}, indent=1, default=float), encoding="utf-8")

@@ -183,6 +183,35 @@ def select(rows: dict, targets: dict) -> dict:
             "candidates": picks}
 
 
+CURVES = Path(__file__).resolve().parent.parent / "src" / "dptext" / "web" / "static" / "choosing-curves.json"
+
+
+def curves(data: dict) -> dict:
+    """The playground's subset of the sweep (docs/choosing.json's ``rows``): per mechanism and policy, the ε grid
+    with retention, KNN / Bayes ASR@1 on all units and tweet accuracy, and the entity-ε grid with the attacks on
+    entity units. Policy ``tiered``: content retention outside entities, entities at min(smallest entity ε, ε/2);
+    accuracy was measured under ``tiered`` only (``null`` for ``all``)."""
+    nums = lambda cells, f: [f(cells[e]) for e in sorted(cells, key=float)]  # noqa: E731
+    out = []
+    for label, row in data["rows"].items():
+        rest, ent = row["rest"], row["entity"]
+        entity = {"entity_epsilon": [float(e) for e in sorted(ent, key=float)],
+                  "entity_knn": nums(ent, lambda c: c.get("knn")), "entity_bayes": nums(ent, lambda c: c.get("bayes"))}
+        for policy, ret, acc in (("tiered", "content_retention", True), ("all", "all_retention", False)):
+            out.append({"label": label, "mechanism": row["name"], "params": row["params"], "policy": policy,
+                        "epsilon": [float(e) for e in sorted(rest, key=float)],
+                        "retention": nums(rest, lambda c: c[ret]),
+                        "all_knn": nums(rest, lambda c: c["all_units"].get("knn_all")),
+                        "all_bayes": nums(rest, lambda c: c["all_units"].get("bayes_all")),
+                        "accuracy": nums(rest, lambda c: c["accuracy"] if acc else None), **entity})
+    return {"guide": "docs/choosing.md in the dptext repository", "clean_accuracy": data["clean_accuracy"],
+            "targets": data["targets"], "curves": out}
+
+
+def write_curves(data: dict, path: Path = CURVES) -> None:
+    path.write_text(json.dumps(curves(data), indent=1, default=float) + "\n", encoding="utf-8")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sweep", type=Path)
@@ -190,7 +219,13 @@ def main(argv=None) -> int:
     ap.add_argument("--doc", type=Path, default=Path("docs/choosing.md"))
     ap.add_argument("--figures", type=Path, default=Path("docs/figures"))
     ap.add_argument("--reuse", action="store_true", help="re-render the guide from --out/results.json")
+    ap.add_argument("--curves-only", action="store_true",
+                    help="only rewrite the playground's curve file from the guide's JSON (no measurement)")
     args = ap.parse_args(argv)
+    if args.curves_only:
+        write_curves(json.loads(args.doc.with_suffix(".json").read_text(encoding="utf-8")))
+        print(f"wrote {CURVES}")
+        return 0
     conf = yaml.safe_load(args.sweep.read_text(encoding="utf-8"))
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "results.json"
@@ -201,7 +236,8 @@ def main(argv=None) -> int:
         data = measure(conf, args.out / "cells.json")
         path.write_text(json.dumps(data, indent=1, default=float), encoding="utf-8")
     write_doc(data, conf, args.doc, args.figures, source=str(args.sweep))
-    print(f"wrote {path}, {args.doc} and {args.figures}/choosing-*.png")
+    write_curves(data)
+    print(f"wrote {path}, {args.doc}, {args.figures}/choosing-*.png and {CURVES}")
     return 0
 
 

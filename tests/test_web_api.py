@@ -265,3 +265,22 @@ def test_dashboard_router_serves_page_assets_and_guarded_data():
         assert c.get("/admin/dashboard/data").status_code == 401
         data = c.get("/admin/dashboard/data", headers={"authorization": "Bearer secret"}).json()
         assert data == fake_snapshot()
+
+
+def test_guide_serves_the_curves_measured_for_docs_choosing(client):
+    """/api/guide carries docs/choosing.json's sweep rows (santext+, ε = 16 is the balanced preset's rest ε)."""
+    rows = json.loads((ROOT / "docs" / "choosing.json").read_text(encoding="utf-8"))["rows"]
+    r = client.get("/api/guide")
+    assert r.status_code == 200 and "default-src 'none'" in r.headers["content-security-policy"]
+    guide = r.json()
+    assert guide["guide"] == "docs/choosing.md in the dptext repository"
+    by = {(c["mechanism"], c["policy"]): c for c in guide["curves"] if not c["params"]}
+    for policy, key in (("tiered", "content_retention"), ("all", "all_retention")):
+        c = by[("santext+", policy)]
+        k = c["epsilon"].index(16.0)
+        cell = rows["santext+"]["rest"]["16"]
+        assert c["retention"][k] == cell[key]
+        assert c["all_knn"][k] == cell["all_units"]["knn_all"]
+    tiered = by[("santext+", "tiered")]
+    assert tiered["accuracy"][tiered["epsilon"].index(16.0)] == rows["santext+"]["rest"]["16"]["accuracy"]
+    assert tiered["entity_bayes"][tiered["entity_epsilon"].index(2.0)] == rows["santext+"]["entity"]["2"]["bayes"]

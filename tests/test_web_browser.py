@@ -212,3 +212,22 @@ def test_dashboard_asks_for_a_key_then_shows_keys_and_epsilon_lines(browser, tmp
         assert el(browser, "#setting-mechanism").text == "rantext"
         assert el(browser, "#setting-policy").text == "all (every unit private)"  # not "–"
         browser.save_screenshot(str(tmp_path / "dashboard.png"))
+
+
+def test_preset_balanced_shows_where_it_sits_on_the_guide(browser, base):
+    """Choosing `balanced` fills the guide panel with docs/choosing.json's santext+ / tiered numbers at ε = 16."""
+    import json
+    from pathlib import Path
+
+    rows = json.loads((Path(__file__).resolve().parents[1] / "docs" / "choosing.json").read_text("utf-8"))["rows"]
+    open_page(browser, base)
+    wait(browser, lambda d: d.execute_script("return document.body.dataset.guide === '1'"), timeout=30)
+    Select(el(browser, "#preset")).select_by_value("balanced")
+    assert el(browser, "#guide-eps").text == "16"
+    assert el(browser, "#guide-retention").text == f"{rows['santext+']['rest']['16']['content_retention']:.3f}"
+    assert "docs/choosing.md in the dptext repository" in el(browser, "#guide-where").text
+    assert el(browser, "#guide-spark svg line.mark") is not None
+    # a setting the sweep did not measure is said plainly
+    Select(el(browser, "#mechanism")).select_by_value("cape")
+    browser.execute_script("document.getElementById('mechanism').dispatchEvent(new Event('change'))")
+    assert "was not measured" in el(browser, "#guide-missing").text

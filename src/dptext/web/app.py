@@ -3,7 +3,8 @@
 Routes: ``GET /`` (the page), ``GET /static/{file}`` (its CSS and JavaScript,
 read from the package with :mod:`importlib.resources`), ``GET /api/mechanisms``,
 ``POST /api/perturb``, ``POST /api/transition``, ``POST /api/runs``,
-``POST /api/retention``. Errors are ``{"error": message, "field": name|null}``
+``POST /api/retention``, ``GET /api/guide`` (the measured curves of docs/choosing.md, shipped as
+``static/choosing-curves.json`` by ``benchmarks/make_choosing.py``). Errors are ``{"error": message, "field": name|null}``
 with 400 (bad input), 413 (too large) or 500.
 
 Privacy of the playground itself: text is never logged (errors log only the
@@ -37,7 +38,7 @@ MAX_BODY_BYTES = 256 * 1024
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 STATIC = {"playground.js": "text/javascript", "playground.css": "text/css", "svg.js": "text/javascript",
-          "dashboard.js": "text/javascript"}
+          "dashboard.js": "text/javascript", "guide.js": "text/javascript"}
 
 
 def static_file(name: str) -> bytes:
@@ -158,6 +159,11 @@ def create_app(*, cache_size: int = 6) -> FastAPI:
                        "max_units": engine.MAX_UNITS, "max_runs": engine.MAX_RUNS},
             "retention_epsilons": list(EPSILON_GRID),
             "presets": [p.describe() for p in PRESETS.values()]}))
+
+    @app.get("/api/guide")
+    async def guide():
+        # measured once by the sweep, not computed here: the same numbers as docs/choosing.md
+        return secure(JSONResponse(json.loads(static_file("choosing-curves.json"))))
 
     @app.post("/api/perturb")
     async def perturb(request: Request):

@@ -84,6 +84,7 @@ function presetShown() {
   $("preset").value = match ? match.name : "";
   $("preset-note").textContent = match ? `${match.summary}; charge per request ε = ${match.charge_per_request}`
     : "custom settings";
+  if (typeof guideShown === "function") guideShown();  // guide.js: where these settings sit on the measured curves
 }
 
 function presetChosen() {

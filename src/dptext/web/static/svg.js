@@ -23,7 +23,9 @@ function niceTicks(lo, hi, count) {
 }
 
 function lineChart(container, opts) {
-  const W = 560, H = 240, L = 52, R = 32, T = 12, B = 38;
+  // opts.spark: a small chart (opts.width × opts.height) with no ticks or axis labels
+  const W = opts.width || 560, H = opts.height || 240;
+  const [L, R, T, B] = opts.spark ? [6, 6, 6, 6] : [52, 32, 12, 38];
   const pts = opts.series.flatMap((s) => s.points);
   const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
   const x0 = Math.min(...xs), x1 = Math.max(...xs);
@@ -34,18 +36,20 @@ function lineChart(container, opts) {
   const xf = opts.xFormat || ((v) => String(v)), yf = opts.yFormat || ((v) => String(v));
   const svg = svgEl("svg", {viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img",
                             "aria-label": opts.title || "chart"});
-  for (const v of niceTicks(y0, y1, 4)) {
+  for (const v of opts.spark ? [] : niceTicks(y0, y1, 4)) {
     svg.appendChild(svgEl("line", {x1: L, x2: W - R, y1: fy(v), y2: fy(v), class: "grid"}));
     svg.appendChild(svgEl("text", {x: L - 6, y: fy(v) + 4, "text-anchor": "end"}, yf(v)));
   }
-  for (const v of opts.xTicks || niceTicks(x0, x1, 6)) {
+  for (const v of opts.spark ? [] : opts.xTicks || niceTicks(x0, x1, 6)) {
     svg.appendChild(svgEl("text", {x: fx(v), y: H - B + 15, "text-anchor": "middle"}, xf(v)));
   }
   svg.appendChild(svgEl("line", {x1: L, x2: W - R, y1: H - B, y2: H - B, class: "axis"}));
   svg.appendChild(svgEl("line", {x1: L, x2: L, y1: T, y2: H - B, class: "axis"}));
-  svg.appendChild(svgEl("text", {x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle"}, opts.xLabel || ""));
-  svg.appendChild(svgEl("text", {x: 12, y: (T + H - B) / 2, "text-anchor": "middle",
-                                 transform: `rotate(-90 12 ${(T + H - B) / 2})`}, opts.yLabel || ""));
+  if (!opts.spark) {
+    svg.appendChild(svgEl("text", {x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle"}, opts.xLabel || ""));
+    svg.appendChild(svgEl("text", {x: 12, y: (T + H - B) / 2, "text-anchor": "middle",
+                                   transform: `rotate(-90 12 ${(T + H - B) / 2})`}, opts.yLabel || ""));
+  }
   if (opts.mark !== undefined && opts.mark >= x0 && opts.mark <= x1) {
     svg.appendChild(svgEl("line", {x1: fx(opts.mark), x2: fx(opts.mark), y1: T, y2: H - B, class: "mark"}));
   }
@@ -56,6 +60,7 @@ function lineChart(container, opts) {
     for (const [x, y] of s.points) {
       const dot = svgEl("circle", {cx: fx(x), cy: fy(y), r: 3.5, class: `dot ${cls}`, "data-series": s.name,
                                    "data-x": x, "data-y": y});
+      if (opts.spark) dot.setAttribute("r", 2.5);
       dot.appendChild(svgEl("title", {}, `${s.name}: ${xf(x)} → ${yf(y)}`));
       svg.appendChild(dot);
     }

@@ -5,7 +5,8 @@
 Measures every (mechanism, ε) of the sweep file (what is measured: see the file's header), applies
 the selection rule below, re-measures the chosen configuration on held-out documents, measures each
 preset as it is defined in dptext.privacy.presets, and writes results JSON, plots (docs/figures/choosing-*.png)
-and the guide. Selection rule, per mechanism:
+and the guide, and the playground's copy of the curves (src/dptext/web/static/choosing-curves.json, package
+data; ``--curves-only`` rewrites it from docs/choosing.json without measuring). Selection rule, per mechanism:
 
 * rest ε  = the smallest ε whose non-entity content-word retention >= retention_min and whose downstream
   accuracy (train and test on perturbed text) is within accuracy_drop_max of clean;

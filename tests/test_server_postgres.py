@@ -21,7 +21,7 @@ import pytest
 from llama_server import free_port, recording_server, serve_app, stop_process
 from pg_server import pg_url, postgres  # noqa: F401 - fixtures
 from test_server_repeats import KEY, WORDS, config
-from test_single_flight import chat, slow_ledger
+from test_single_flight import chat, post_at_once, slow_ledger
 
 from dptext.errors import DPTextError
 from dptext.server import create_app, hash_key
@@ -33,25 +33,6 @@ def pg_config(upstream: str, url: str, **over):
     over.setdefault("privacy", {})
     over["privacy"] = {"epsilon": 1, "memo": {"secret": SECRET}, **over["privacy"]}
     return config(upstream, None, state=url, **over)
-
-
-def post_split(urls: list[str], bodies: list[dict]) -> list[httpx.Response]:
-    """Every body at once (a barrier releases the threads), request i to replica ``i % len(urls)``."""
-    out: list = [None] * len(bodies)
-    go = threading.Barrier(len(bodies))
-
-    def one(i: int) -> None:
-        with httpx.Client(trust_env=False, timeout=120) as c:
-            go.wait()
-            out[i] = c.post(urls[i % len(urls)] + "/chat/completions", json=bodies[i],
-                            headers={"authorization": f"Bearer {KEY}"})
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(bodies))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
 
 
 def total_spent(postgres, url: str) -> float:
@@ -73,7 +54,7 @@ def test_budget_of_30_holds_over_40_concurrent_requests_on_two_replicas(postgres
         a, b = two_replicas(rec, pg_url, privacy={"budget": {"epsilon": 30}},
                             limits={"perturb_concurrency": 4})
         with a as url_a, b as url_b:
-            resps = post_split([url_a, url_b], [chat(t) for t in texts])
+            resps = post_at_once([url_a, url_b], [chat(t) for t in texts], timeout=120)
     codes = [r.status_code for r in resps]
     assert codes.count(200) == 30 and codes.count(429) == 10, codes
     assert {r.json()["error"]["code"] for r in resps if r.status_code == 429} == {"privacy_budget_exceeded"}
@@ -89,13 +70,13 @@ def test_identical_text_on_both_replicas_gives_one_perturbation(postgres, pg_url
     with recording_server(reply="Noted.") as rec:
         a, b = two_replicas(rec, pg_url)
         with a as url_a, b as url_b:
-            resps = post_split([url_a, url_b], [chat(text)] * 10)
+            resps = post_at_once([url_a, url_b], [chat(text)] * 10, timeout=120)
             assert [r.status_code for r in resps] == [200] * 10
             sent = {q["messages"][0]["content"] for q in rec.chat_requests()}
             assert len(sent) == 1 and text not in sent
             assert total_spent(postgres, pg_url) == 1.0
             # later copies on either replica replay it too
-            again = post_split([url_b, url_a], [chat(text)] * 2)
+            again = post_at_once([url_b, url_a], [chat(text)] * 2, timeout=120)
             assert {q["messages"][0]["content"] for q in rec.chat_requests()} == sent
             assert [float(r.headers["x-dptext-epsilon-spent"]) for r in again] == [0.0, 0.0]
     rows = postgres.sql(pg_url, "SELECT k, text FROM dptext_memo")

@@ -21,14 +21,17 @@ from dptext.privacy.memo import Memo
 from dptext.server import create_app
 
 
-def post_at_once(url: str, bodies: list[dict]) -> list[httpx.Response]:
+def post_at_once(urls: str | list[str], bodies: list[dict], timeout: float = 60) -> list[httpx.Response]:
+    """Every body at once (a barrier releases the threads), request i to ``urls[i % len(urls)]``."""
+    urls = [urls] if isinstance(urls, str) else urls
     out: list = [None] * len(bodies)
     go = threading.Barrier(len(bodies))
 
     def one(i: int) -> None:
-        with httpx.Client(trust_env=False, timeout=60) as c:
+        with httpx.Client(trust_env=False, timeout=timeout) as c:
             go.wait()
-            out[i] = c.post(url + "/chat/completions", json=bodies[i], headers={"authorization": f"Bearer {KEY}"})
+            out[i] = c.post(urls[i % len(urls)] + "/chat/completions", json=bodies[i],
+                            headers={"authorization": f"Bearer {KEY}"})
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(bodies))]
     for t in threads:

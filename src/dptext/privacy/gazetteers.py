@@ -190,9 +190,9 @@ def lexicon() -> Lexicon:
             return _built
         try:
             src = _sources()
-            key = cache.key_of("gazetteers", VERSION, COMMON_COUNT,
+            key = cache.key_of("gazetteers", COMMON_COUNT,
                                [cache.file_fingerprint(p) for p in src.values()])
-            path = cache.entry_path("gazetteers", "lexicon", key, ".json", version=1)
+            path = cache.entry_path("gazetteers", "lexicon", key, ".json", version=VERSION)
             if path.exists():
                 raw = json.loads(path.read_text(encoding="utf-8"))
             else:

@@ -181,3 +181,18 @@ def test_many_threads_with_several_segments_each_get_their_own_units(spec):
         t.join(60)
     assert not any(t.is_alive() for t in threads) and wrong == []
     assert combiner.calls < combiner.texts
+
+
+def test_detected_spans_are_batched_and_keep_their_dp_only_rule():
+    """Under an entity policy every private span is perturbed with ``dp_only`` (no keep rule): those calls are
+    merged too, and the merged call still applies the rule (SANTEXT+ keeps no frequent name inside a span)."""
+    from dptext.privacy.policy import get_policy
+
+    s = Sanitizer(MechanismSpec(mechanism="santext+", epsilon=2), policy=get_policy("entities"))
+    combiner = attach(s, shared_rng=True)
+    texts = [f"The patient {n} Smith was admitted on Monday." for n in ("John", "Mary", "Peter", "Anna")]
+    out = run_together(s, combiner, texts)
+    assert combiner.calls >= 1 and combiner.texts >= len(texts)  # spans went through the combiner
+    for res in out:
+        spans = res.report["spans"]
+        assert spans and all(sp["kept_by_rule"] == 0 for sp in spans), spans

@@ -40,10 +40,10 @@ from dptext.mechanisms.base import Mechanism
 
 
 class _Job:
-    __slots__ = ("text", "rng", "result", "error", "done")
+    __slots__ = ("text", "rng", "dp_only", "result", "error", "done")
 
-    def __init__(self, text, rng) -> None:
-        self.text, self.rng = text, rng
+    def __init__(self, text, rng, dp_only: bool) -> None:
+        self.text, self.rng, self.dp_only = text, rng, dp_only
         self.result = self.error = None
         self.done = False
 
@@ -94,10 +94,10 @@ class Combiner:
             return "perturb" in vars(mech)
         original = mech.perturb
 
-        def perturb(text, *, rng=None, **kw):
+        def perturb(text, *, rng=None, dp_only=False, **kw):
             if kw or not getattr(self.local, "inside", False) or getattr(self.local, "flushing", False):
-                return original(text, rng=rng, **kw)
-            return self._park(mech, _Job(text, rng))
+                return original(text, rng=rng, dp_only=dp_only, **kw)
+            return self._park(mech, _Job(text, rng, dp_only))
 
         mech.perturb = perturb
         return True
@@ -125,10 +125,10 @@ class Combiner:
         parked, self.parked = self.parked, []
         with self.count_lock:
             self.served += len(parked)
-        groups: dict[tuple[int, int], list[tuple[object, _Job]]] = {}
-        for mech, job in parked:
+        groups: dict[tuple[int, int, bool], list[tuple[object, _Job]]] = {}
+        for mech, job in parked:  # one call per mechanism, generator and span rule (detected spans: DP only)
             gen = 0 if self.rng is not None else id(job.rng)
-            groups.setdefault((id(mech), gen), []).append((mech, job))
+            groups.setdefault((id(mech), gen, job.dp_only), []).append((mech, job))
         self.local.flushing = True
         try:
             for group in groups.values():
@@ -141,10 +141,10 @@ class Combiner:
             self.cond.notify_all()
 
     def _serve(self, group: list[tuple[object, _Job]]) -> None:
-        mech = group[0][0]
+        mech, dp_only = group[0][0], group[0][1].dp_only
         rng = self.rng if self.rng is not None else group[0][1].rng
         try:
-            results = mech.perturb_many([job.text for _, job in group], rng=rng)
+            results = mech.perturb_many([job.text for _, job in group], rng=rng, dp_only=dp_only)
             if len(results) != len(group):
                 raise RuntimeError("perturb_many returned a different number of results")
             self.calls += 1
@@ -154,7 +154,7 @@ class Combiner:
         except Exception:  # noqa: BLE001 - isolate the failing text: each job on its own
             for _, job in group:
                 try:
-                    job.result = mech.perturb(job.text, rng=rng)
+                    job.result = mech.perturb(job.text, rng=rng, dp_only=dp_only)
                 except Exception as exc:  # noqa: BLE001 - raised in the job's own thread
                     job.error = exc
         for _, job in group:

@@ -175,3 +175,45 @@ def test_dataset_names_follow_the_one_name_rule(tmp_path):
             register_dataset("my-set", lambda: None)
     finally:
         DATASETS.pop("my-set", None)
+
+
+def test_newsgroups_is_a_clean_balanced_topic_set():
+    ng = get_dataset("newsgroups")
+    assert ng.kind == "classification" and ng.label_names == ("alt.atheism", "sci.space")
+    counts = {name: ng.labels.count(name) for name in ng.label_names}
+    assert len(ng) >= 190 and min(counts.values()) >= 95  # 100 posts per group before empty ones are dropped
+    for text in ng.texts:
+        assert 10 <= len(text.split()) <= 100 and text.isascii()
+        assert "@" not in text and "Subject:" not in text and "writes:" not in text and "http" not in text
+    # every label is the group its post was posted to (the post's own Newsgroups: header)
+    import io
+    import zlib
+
+    from dptext.data.builtin import _BunchUnpickler, _asset
+
+    raw = _BunchUnpickler(io.BytesIO(zlib.decompress(_asset("gensim", "test", "test_data", "mini_newsgroup")
+                                                     .read_bytes())), encoding="latin1").load()["data"]
+    for item_id, label in zip(ng.ids, ng.labels):
+        header = raw[int(item_id.rsplit("-", 1)[1])].split("\n\n", 1)[0]
+        groups = next(line for line in header.splitlines() if line.startswith("Newsgroups:"))
+        assert label in groups.split(":", 1)[1].replace(",", " ").split()
+
+
+def test_newsgroups_file_admits_no_other_class():
+    import io
+    import os
+    import pickle
+
+    from dptext.data.builtin import _BunchUnpickler
+
+    evil = pickle.dumps(os.getcwd, protocol=0)  # a pickle that names a function from another module
+    with pytest.raises(DPTextError, match="unexpected class"):
+        _BunchUnpickler(io.BytesIO(evil), encoding="latin1").load()
+
+
+def test_clean_post_drops_headers_quotes_and_signature():
+    from dptext.data.builtin import clean_post
+
+    post = ("From: a@b.edu (A B)\nSubject: Re: orbits\n\nIn article <1@x.edu>, c@d.edu writes:\n> quoted line\n"
+            "The shuttle reached orbit see http://nasa.gov or mail me at e@f.org today.\n-- \nA B, Some University\n")
+    assert clean_post(post) == "The shuttle reached orbit see or mail me at today."

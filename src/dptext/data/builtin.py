@@ -14,6 +14,14 @@
 * ``news``: the Lee news corpus in gensim's test data (``lee_background.cor``
   and ``lee.cor``, one article per line, duplicates dropped), one
   continuation item per article.
+* ``newsgroups``: the 200 Usenet posts of the 20 Newsgroups sample in
+  gensim's test data (``mini_newsgroup``: 100 ``alt.atheism``, 100
+  ``sci.space``), a topic-classification set. Headers, quoted lines,
+  attributions ("... writes:"), signatures, e-mail addresses and URLs are
+  removed; each post keeps its first 100 words (posts under 10 words are
+  dropped). The file is a zlib-compressed pickle of a scikit-learn ``Bunch``;
+  it is read by an unpickler that admits only the dict, list and NumPy array
+  classes it holds, so no other code can run while it is read.
 
 Parsing the Wikipedia dump takes seconds, so its cleaned items are cached in
 ``$DPTEXT_CACHE_DIR/data`` (``.npz``, keyed by the dump's fingerprint).
@@ -25,6 +33,8 @@ import bz2
 import csv
 import html
 import io
+import pickle
+import zlib
 import re
 import unicodedata
 from importlib.util import find_spec
@@ -42,6 +52,10 @@ _NON_ASCII = re.compile(r"[^\x20-\x7e]+")
 _MOJIBAKE = re.compile(rb"_*[\x80-\xff]+(?:_+[\x80-\xff]*)*_*")  # "_\x8a\x8d_" debris in the CSV
 _WS = re.compile(r"\s+")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9])")
+# quoted lines (">", "|", "MB>"), attributions ("... writes:"), forwarded header lines ("Date: ...")
+_QUOTE = re.compile(r"^\s*(>|\||:|\}|\w{1,3}>|In article|.*\b(?:writes|wrote):[\s>]*$|[A-Z][\w-]*: )")
+_EMAIL = re.compile(r"\S*@\S+")
+NEWS_WORDS = 100
 _WIKI_SKIP = re.compile(r"^\s*(=|\*|#|:|;|\||\{|\}|!|<)")
 
 
@@ -170,3 +184,52 @@ def load_news() -> Dataset:
                 ids.append(f"news-{fname.split('.')[0]}-{k}")
     return Dataset("news", "continuation", tuple(docs), references=tuple(refs), ids=tuple(ids),
                    source="gensim test data: Lee corpus (lee_background.cor + lee.cor)")
+
+
+class _BunchUnpickler(pickle.Unpickler):
+    """Unpickles the newsgroups sample: only the classes that file holds are admitted."""
+
+    def find_class(self, module: str, name: str):
+        if (module, name) == ("sklearn.datasets.base", "Bunch") or (module, name) == ("__builtin__", "dict"):
+            return dict
+        if (module, name) == ("copy_reg", "_reconstructor"):
+            import copyreg
+            return copyreg._reconstructor
+        if (module, name) == ("__builtin__", "object"):
+            return object
+        if (module, name) == ("numpy.core.multiarray", "_reconstruct"):
+            return np.ndarray.__reduce__(np.zeros(0))[0]  # numpy's own array reconstructor, wherever it lives now
+        if (module, name) in (("numpy", "ndarray"), ("numpy", "dtype")):
+            return getattr(np, name)
+        raise DPTextError(f"the newsgroups data file holds an unexpected class {module}.{name}; refusing to load it")
+
+
+def clean_post(post: str) -> str:
+    """The body of a Usenet post in plain words: no headers, quotes, attributions, signature, addresses."""
+    _, _, body = post.partition("\n\n")
+    kept = []
+    for line in body.splitlines():
+        if line.strip() in ("--", "-- "):
+            break  # the signature follows
+        if not _QUOTE.match(line):
+            kept.append(line)
+    text = _EMAIL.sub(" ", _URL.sub(" ", " ".join(kept)))
+    text = _NON_ASCII.sub(" ", unicodedata.normalize("NFKD", text))
+    return " ".join(_WS.sub(" ", text).split()[:NEWS_WORDS])
+
+
+def load_newsgroups() -> Dataset:
+    path = _asset("gensim", "test", "test_data", "mini_newsgroup")
+    bunch = _BunchUnpickler(io.BytesIO(zlib.decompress(path.read_bytes())), encoding="latin1").load()
+    names = [str(n) for n in bunch["target_names"]]
+    texts, labels, ids, seen = [], [], [], set()
+    for k, (post, target) in enumerate(zip(bunch["data"], bunch["target"])):
+        text = clean_post(str(post))
+        if len(text.split()) < 10 or text in seen:
+            continue
+        seen.add(text)
+        texts.append(text)
+        labels.append(names[int(target)])
+        ids.append(f"newsgroups-{k}")
+    return Dataset("newsgroups", "classification", tuple(texts), labels=tuple(labels), ids=tuple(ids),
+                   source="gensim test data: mini_newsgroup (20 Newsgroups sample)", label_names=tuple(names))

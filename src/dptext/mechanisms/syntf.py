@@ -18,7 +18,8 @@ Sampling: the weight ``exp(ε·u/2) = 1 + (exp(ε·u/2) − 1)`` splits each row
 ``V_c`` (mass ``|V_c|``) and the excess over the units that share a document with ``x`` (sparse):
 one uniform draw decides the part, then a uniform unit of ``V_c`` or an inverse-CDF draw from the
 excess. Each distinct input's excess is computed once (one sparse product) and kept. The fitted
-term vectors are cached on disk (CSR arrays, memory-mapped) per space, corpus and split.
+term vectors are cached on disk (two sparse layouts as plain arrays, memory-mapped) per space, corpus
+and split; the sparse products are numpy's (no scipy on the sampling path).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dptext.mechanisms._vocab import distinct
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 
-VERSION = 1  # of the fitted term-vector table: bump with any change to what fit_vectors computes
+VERSION = 2  # of the fitted term-vector arrays: bump with any change to what fit_vectors computes
 ROWS = 512  # distinct inputs per sparse product
 _FITS: dict = {}
 
@@ -43,11 +44,42 @@ def corpus_texts(corpus: str, split: str) -> list[str]:
     return list(ds.texts if split == "all" else ds.split(split).texts)
 
 
-def fit_vectors(space, texts) -> tuple:
-    """``(csr, seen)``: the L2-normalised TF-IDF term vectors as a CSR matrix [|V|, N] (rows of unseen
-    units empty) and the mask of the units seen."""
-    from scipy import sparse
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, position)`` of every index in the ranges ``[starts[i], ends[i])`` (vectorised)."""
+    lens = ends - starts
+    owner = np.repeat(np.arange(len(starts)), lens)
+    pos = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
+    return owner, pos
 
+
+class TermVectors:
+    """L2-normalised TF-IDF term vectors of a corpus as two sparse layouts (numpy arrays, no scipy on the
+    sampling path): term-major ``(t_ptr, t_doc, t_val)`` and document-major ``(d_ptr, d_term, d_val)``."""
+
+    def __init__(self, a: dict) -> None:
+        self.t_ptr, self.t_doc, self.t_val = a["t_ptr"], a["t_doc"], a["t_val"]
+        self.d_ptr, self.d_term, self.d_val = a["d_ptr"], a["d_term"], a["d_val"]
+        self.size = len(self.t_ptr) - 1
+        self.seen = np.diff(self.t_ptr) > 0
+
+    def products(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(row, term, cos)`` for every term sharing a document with ``ids[row]`` (sparse product)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        row, pos = _ranges(self.t_ptr[ids], self.t_ptr[ids + 1])
+        doc, vx = self.t_doc[pos], self.t_val[pos]
+        own, pos2 = _ranges(self.d_ptr[doc], self.d_ptr[doc + 1])
+        key = row[own] * self.size + self.d_term[pos2]
+        val = vx[own] * self.d_val[pos2]
+        order = np.argsort(key, kind="stable")
+        key, val = key[order], val[order]
+        first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1]))) if len(key) else key[:0]
+        sums = np.add.reduceat(val, first) if len(key) else val
+        uk = key[first]
+        return uk // self.size, uk % self.size, np.clip(sums, 0.0, 1.0)
+
+
+def fit_vectors(space, texts) -> dict:
+    """The arrays of :class:`TermVectors` for ``texts`` over the units of ``space``."""
     terms, docs = [], []
     for j, text in enumerate(texts):
         idx = space.lookup_many([p.text for p in space.segment(text).pieces])
@@ -56,32 +88,30 @@ def fit_vectors(space, texts) -> tuple:
         docs.append(np.full(len(idx), j, dtype=np.int64))
     t = np.concatenate(terms) if terms else np.zeros(0, np.int64)
     d = np.concatenate(docs) if docs else np.zeros(0, np.int64)
-    n_docs = len(texts)
-    tf = sparse.csr_matrix((np.ones(len(t)), (t, d)), shape=(space.size, n_docs))  # duplicates summed
-    tf.sum_duplicates()
-    df = np.diff(tf.indptr)
+    n_docs, size = len(texts), space.size
+    pair, tf = np.unique(t * n_docs + d, return_counts=True)  # sorted by term, then document
+    pt, pd = pair // n_docs, pair % n_docs
+    df = np.bincount(pt, minlength=size)
     idf = np.log((1.0 + n_docs) / (1.0 + df)) + 1.0
-    w = sparse.diags(idf) @ tf
-    norms = np.sqrt(np.asarray(w.multiply(w).sum(axis=1)).ravel())
-    w = sparse.diags(np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)) @ w
-    return w.tocsr(), df > 0
+    w = tf * idf[pt]
+    norm = np.sqrt(np.bincount(pt, weights=w * w, minlength=size))
+    w = w / norm[pt]
+    t_ptr = np.concatenate(([0], np.cumsum(df)))
+    by_doc = np.lexsort((pt, pd))
+    d_ptr = np.concatenate(([0], np.cumsum(np.bincount(pd, minlength=n_docs))))
+    return {"t_ptr": t_ptr, "t_doc": pd.astype(np.int32), "t_val": w, "d_ptr": d_ptr,
+            "d_term": pt[by_doc].astype(np.int64), "d_val": w[by_doc]}
 
 
-def load_vectors(space, corpus: str, split: str):
+def load_vectors(space, corpus: str, split: str) -> TermVectors:
     """The fitted term vectors of ``space`` on ``corpus``/``split`` (cached on disk, memory-mapped)."""
-    from scipy import sparse
-
     key = (space.name, space.cache_key, corpus, split)
     if key not in _FITS:
         path = cache.entry_path("syntf", f"{space.name}-{corpus}-{split}", cache.key_of(*key), "",
                                 version=VERSION)
         if not path.exists():
-            w, seen = fit_vectors(space, corpus_texts(corpus, split))
-            cache.save_arrays(path, data=w.data.astype(np.float64), indices=w.indices.astype(np.int32),
-                              indptr=w.indptr.astype(np.int64), shape=np.asarray(w.shape), seen=seen)
-        a = cache.load_arrays(path)
-        w = sparse.csr_matrix((a["data"], a["indices"], a["indptr"]), shape=tuple(int(s) for s in a["shape"]))
-        _FITS[key] = (w, np.asarray(a["seen"], dtype=bool))
+            cache.save_arrays(path, **fit_vectors(space, corpus_texts(corpus, split)))
+        _FITS[key] = TermVectors(cache.load_arrays(path))
     return _FITS[key]
 
 
@@ -103,7 +133,8 @@ class SynTF(Mechanism):
         if split not in (*SPLITS, "all"):
             raise DPTextError(f"unknown split {split!r}; choose one of {', '.join((*SPLITS, 'all'))}")
         self.corpus, self.split = corpus, split
-        self.vectors, self.seen = load_vectors(self.space, corpus, split)
+        self.vectors = load_vectors(self.space, corpus, split)
+        self.seen = self.vectors.seen
         self.support = np.flatnonzero(self.seen)
         if not len(self.support):
             raise DPTextError(f"the corpus {corpus}/{split} has no unit in the vocabulary of {self.space.name}")
@@ -121,7 +152,10 @@ class SynTF(Mechanism):
     def utilities(self, ids) -> np.ndarray:
         """``u(x, ·)`` over the space for input rows ``ids`` [len(ids), |V|] (dense, float64)."""
         ids = np.asarray(ids, dtype=np.int64)
-        return np.clip((self.vectors[ids] @ self.vectors.T).toarray(), 0.0, 1.0)
+        out = np.zeros((len(ids), self.space.size))
+        row, term, cos = self.vectors.products(ids)
+        out[row, term] = cos
+        return out
 
     def transition(self, x) -> np.ndarray:
         return self.transition_rows([self.index_of(x)])[0]
@@ -140,14 +174,15 @@ class SynTF(Mechanism):
         base = float(len(self.support))
         for s in range(0, len(todo), ROWS):
             rows = todo[s : s + ROWS]
-            sim = (self.vectors[rows] @ self.vectors.T).tocsr()
+            row, term, cos = self.vectors.products(rows)
+            bounds = np.searchsorted(row, np.arange(len(rows) + 1))
+            excess_all = np.expm1(self.epsilon * cos / 2.0)
             for r, x in enumerate(rows.tolist()):
-                lo, hi = sim.indptr[r], sim.indptr[r + 1]
-                ids = sim.indices[lo:hi].astype(np.int64)
-                excess = np.expm1(self.epsilon * np.clip(sim.data[lo:hi], 0.0, 1.0) / 2.0)
+                lo, hi = bounds[r], bounds[r + 1]
+                excess = excess_all[lo:hi]
                 mass = float(excess.sum())
-                cdf = np.cumsum(excess) / mass if mass > 0 else np.zeros(0)
-                self._tables[x] = (ids if mass > 0 else ids[:0], cdf, mass / (mass + base))
+                ids = term[lo:hi] if mass > 0 else term[:0]
+                self._tables[x] = (ids, np.cumsum(excess) / mass if mass > 0 else np.zeros(0), mass / (mass + base))
         if len(todo):
             self._flat = None
 

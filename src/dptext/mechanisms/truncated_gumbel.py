@@ -28,6 +28,7 @@ distance row.
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -40,12 +41,35 @@ from dptext.mechanisms.registry import register
 BATCH = 65536  # occurrences per noise matrix
 
 
+def lambert_w0(z: float) -> complex:
+    """Principal branch ``W₀(z)`` of Lambert's function (``w·e^w = z``; complex below ``−1/e``), by Halley's
+    iteration from the branch-point series near ``−1/e``, ``ln(1 + z)`` for small ``|z|`` right of ``−1/2``, else
+    ``ln z − ln ln z`` (kept here so that a cold start does not import scipy.special)."""
+    z = complex(z)
+    if z == 0:
+        return 0j
+    if abs(z + 1.0 / math.e) < 0.3:
+        p = cmath.sqrt(2.0 * (math.e * z + 1.0))
+        w = -1.0 + p - p * p / 3.0 + 11.0 / 72.0 * p ** 3
+    elif abs(z) <= 1.0 and z.real > -0.5:
+        w = cmath.log(1.0 + z)
+    else:
+        w = cmath.log(z)
+        w -= cmath.log(w)
+    for _ in range(64):
+        ew = cmath.exp(w)
+        f = w * ew - z
+        step = f / (ew * (w + 1.0) - (w + 2.0) * f / (2.0 * w + 2.0))
+        w -= step
+        if abs(step) <= 1e-15 * (1.0 + abs(w)):
+            break
+    return w
+
+
 def calibrated_scale(epsilon: float, size: int, d_min: float, d_max: float) -> float:
     """The paper's noise scale ``b`` (module docstring), as ``mldp-text`` computes it."""
-    from scipy.special import lambertw
-
     a = (epsilon - 2.0 * (1.0 + math.log(size)) / d_min) / 3.0
-    w = float(np.real(lambertw(2.0 * a * d_max)))
+    w = lambert_w0(2.0 * a * d_max).real
     den = w if a * d_min <= 0 else min(w, math.log(a * d_min))
     return 2.0 * d_max / den
 

@@ -183,6 +183,22 @@ def knn_success(space, x_words, y_words, k: int = 5) -> float:
     return hits / max(1, len(y))
 
 
+def departure_emulated(name: str, epsilon: float):
+    """dptext's mechanism with the peer's documented departure put back in (None where there is no such
+    emulation): equal in law to the peer then means the departure explains the difference."""
+    if name != "truncated-gumbel":
+        return None
+    from dptext.mechanisms.truncated_gumbel import TruncatedGumbel
+
+    class SquaredDistances(TruncatedGumbel):  # the peer's faiss search returns squared L2 distances
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            t = self.table
+            self.table = type(t)(np.asarray(t.dist, dtype=np.float64) ** 2, t.order, t.near, t.edge)
+
+    return SquaredDistances(epsilon=epsilon)
+
+
 def equality(space, ours_mech, peer_draws: dict) -> tuple[bool, list]:
     from dptext.privacy.fidelity import homogeneity
 
@@ -257,6 +273,11 @@ def main() -> None:
               ", ".join(f"{w}: n={n} p={p:.3g} TV={tv:.3f}" for w, n, p, tv in rows))
         if name in DEPARTS:
             print("  note: " + DEPARTS[name])
+        emulated = departure_emulated(name, args.epsilon)
+        if emulated is not None:
+            eq2, rows2 = equality(space, emulated, peer["draws"])
+            print("  equality with the peer's departure emulated in dptext: " + ("EQUAL" if eq2 else "DIFFERENT")
+                  + "; " + ", ".join(f"{w}: p={p:.3g} TV={tv:.3f}" for w, n, p, tv in rows2))
         print(f"  units/s cold: peer {pc:,.0f} ({peer['cold_units']} units), dptext {oc:,.0f} -> x{oc / pc:,.1f}"
               f" (target ≥ 50)")
         print(f"  units/s warm: peer {pw:,.0f}, dptext {ow:,.0f} -> x{ow / pw:,.1f} (target ≥ 20)")

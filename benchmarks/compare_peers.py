@@ -190,11 +190,18 @@ def departure_emulated(name: str, epsilon: float):
         return None
     from dptext.mechanisms.truncated_gumbel import TruncatedGumbel
 
+    class Squared:  # squares of the table's distances, computed on access
+        def __init__(self, a):
+            self.a, self.shape = a, a.shape
+
+        def __getitem__(self, key):
+            return np.asarray(self.a[key], dtype=np.float64) ** 2
+
     class SquaredDistances(TruncatedGumbel):  # the peer's faiss search returns squared L2 distances
         def __init__(self, **kw):
             super().__init__(**kw)
             t = self.table
-            self.table = type(t)(np.asarray(t.dist, dtype=np.float64) ** 2, t.order, t.near, t.edge)
+            self.table = type(t)(Squared(t.dist), t.order, t.near, t.edge)
 
     return SquaredDistances(epsilon=epsilon)
 

@@ -37,13 +37,23 @@ class OneSidedNoise(TruncatedGumbel):
         return np.clip(truncated_gumbel(shape, self.b, 2 * self.d_max, rng), 0.0, self.d_max)
 
 
+class Squared:
+    """Squares of a table's entries, computed on access (no squared copy of the whole table)."""
+
+    def __init__(self, a):
+        self.a, self.shape = a, a.shape
+
+    def __getitem__(self, key):
+        return np.asarray(self.a[key], dtype=np.float64) ** 2
+
+
 class SquaredDistances(TruncatedGumbel):
     """Noise added to squared distances (as the peer's faiss search returns them)."""
 
     def __init__(self, **kw):
         super().__init__(**kw)
-        self.table = type(self.table)(self.table.dist.astype(np.float64) ** 2, self.table.order, self.table.near,
-                                      self.table.edge)
+        t = self.table
+        self.table = type(t)(Squared(t.dist), t.order, t.near, t.edge)
 
 
 @pytest.mark.parametrize("cls,b", [(OneSidedNoise, 1.0), (SquaredDistances, None)])

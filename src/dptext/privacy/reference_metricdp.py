@@ -129,12 +129,25 @@ def truncated_gumbel_draw(E: np.ndarray, x: int, b: float, d_max: float, n: int,
     return out
 
 
+_DOCS: dict = {}
+
+
+def _term_counts(space, texts) -> list:
+    """One ``Counter`` of unit ids per document (kept per space and corpus: the same texts recur in tests)."""
+    from collections import Counter
+
+    key = (space.name, space.cache_key, len(texts), hash(tuple(texts)))
+    if key not in _DOCS:
+        _DOCS[key] = [Counter(i for i in space.lookup_many([p.text for p in space.segment(t).pieces]).tolist()
+                              if i >= 0) for t in texts]
+    return _DOCS[key]
+
+
 def syntf_utilities(space, texts, x: int) -> dict:
     """``{y: cos(v_x, v_y)}`` for every unit ``y`` seen in ``texts`` (TF-IDF term vectors, dictionaries)."""
     from collections import Counter
 
-    docs = [Counter(i for i in space.lookup_many([p.text for p in space.segment(t).pieces]).tolist() if i >= 0)
-            for t in texts]
+    docs = _term_counts(space, texts)
     df = Counter(t for d in docs for t in d)
     idf = {t: math.log((1 + len(docs)) / (1 + c)) + 1.0 for t, c in df.items()}
     sq = Counter()

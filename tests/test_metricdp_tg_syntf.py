@@ -156,8 +156,13 @@ def test_cli_and_dp_only(capsys):
         res = get_mechanism(name, epsilon=10, seed=2).perturb("Hello , world", dp_only=True)
         assert res.counts()["kept"] == 0  # a detected span: punctuation is drawn too
     assert main(["audit", "-m", "syntf", "-e", "6", "--pairs", "10", "--samples", "3000", "--gof-units", "1",
-                 "--seed", "1"]) == 0
-    assert "result     PASS" in capsys.readouterr().out
+                 "--seed", "1", "--reference", "--reference-samples", "1000"]) == 0
+    out = capsys.readouterr().out
+    assert "result     PASS" in out and "reference  1 units" in out
+    from dptext.privacy.fidelity import reference_units
+
+    mech = get_mechanism("syntf", epsilon=6)
+    assert mech.seen[reference_units(mech, 20, np.random.default_rng(0))].all()  # units with a non-uniform row
     assert main(["audit", "-m", "truncated-gumbel", "-e", "10", "-p", "b=1", "--gof-units", "1", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "result     PASS" in out and "the paper's statement, not proven (proven bound inf)" in out

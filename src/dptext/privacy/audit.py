@@ -97,7 +97,12 @@ class AuditResult:
         fmt = _fmt
         lines = [f"mechanism  {self.mechanism}  ε={self.epsilon}  space={self.space}",
                  f"claim      {self.kind}: {self.claim.get('scope', '')}"]
-        if self.claimed is None and self.scope_rule.startswith("Monte-Carlo"):
+        if self.claimed is None and self.scope_rule.startswith("Monte-Carlo") and "paper_statement" in \
+                self.claim.get("details", {}):
+            lines.append("audited    Monte-Carlo rows: the claim is the paper's statement, not proven (proven "
+                         f"bound {self.claim.get('bound')}); the sampler is compared with the literal reference "
+                         "sampler")
+        elif self.claimed is None and self.scope_rule.startswith("Monte-Carlo"):
             lines.append("audited    Monte-Carlo rows: the claim is proven (docs/algorithms.md); the sampler is "
                          "compared with the literal reference sampler")
         elif self.claimed is None:

@@ -144,8 +144,11 @@ def _similarity(space, kind: str):
 
 def reference_units(mech, n: int, rng: np.random.Generator) -> list[int]:
     """``n`` units to check: uniform over the inputs, except for CUSTEXT, whose literal list construction walks
-    the vocabulary by frequency, so its units come from the 300 most frequent (their lists form first)."""
+    the vocabulary by frequency, so its units come from the 300 most frequent (their lists form first), and
+    SynTF, whose units come from its corpus (a unit outside it has the uniform row: a check without power)."""
     domain = np.flatnonzero(mech.input_mask)
+    if mech.name == "syntf":
+        domain = np.flatnonzero(mech.input_mask & mech.seen)
     if _family(mech) == "custext":
         freq = np.asarray(mech.freqs, dtype=np.float64)[domain]
         domain = domain[np.argsort(-freq, kind="stable")[:300]]

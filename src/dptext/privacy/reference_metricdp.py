@@ -14,6 +14,11 @@ two-sample test against the fast samplers.
 * TEM (Carvalho et al. 2023): ``L_x = [y : d(x,y) ≤ γ]`` (``d`` the space's distance row); scores
   ``−d(x,y)`` and ``⊥: −γ + 2·ln|V \ L_x|/ε``; one Gumbel(0, 2/ε) draw per score per draw, the
   best wins; ``⊥`` draws a uniform unit of ``V \ L_x``.
+* TruncatedGumbel (Carvalho et al. 2021): ``k ~ Poisson(ln(|V| − 1))`` redrawn while ``k > |V| − 1``;
+  the ``k`` units nearest to ``x`` (float64 distance row, stable sort: ``x`` first, ties by index); one
+  Gumbel(0, b) draw per candidate, redrawn while ``|g| > Δmax``; the lowest ``d + g`` wins (``k = 0``: ``x``).
+* SynTF (Weggenmann, Kerschbaum 2018), word level: TF-IDF term vectors counted from the corpus texts with
+  dictionaries, ``u(x,y)`` their cosine; one Gumbel-max draw over ``V_c`` of ``ε·u(x,y)/2`` per draw.
 """
 
 from __future__ import annotations
@@ -98,15 +103,93 @@ def tem_draw(dist_row: np.ndarray, epsilon: float, gamma: float, n: int, rng: np
     return out
 
 
+def truncated_gumbel_draw(E: np.ndarray, x: int, b: float, d_max: float, n: int,
+                          rng: np.random.Generator) -> np.ndarray:
+    E = np.asarray(E, dtype=np.float64)
+    row = np.sqrt(((E - E[x]) ** 2).sum(axis=1))
+    row[x] = 0.0
+    order = np.argsort(row, kind="stable")
+    top, lam = len(E) - 1, math.log(len(E) - 1)
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        k = int(rng.poisson(lam))
+        while k > top:
+            k = int(rng.poisson(lam))
+        if k == 0:
+            out[i] = x
+            continue
+        best, best_score = -1, math.inf
+        for y in order[:k].tolist():
+            g = rng.gumbel(0.0, b)
+            while abs(g) > d_max:  # the truncation: redraw outside [−Δmax, Δmax]
+                g = rng.gumbel(0.0, b)
+            if row[y] + g < best_score:
+                best, best_score = y, row[y] + g
+        out[i] = best
+    return out
+
+
+_DOCS: dict = {}
+
+
+def _term_counts(space, texts) -> list:
+    """One ``Counter`` of unit ids per document (kept per space and corpus: the same texts recur in tests)."""
+    from collections import Counter
+
+    key = (space.name, space.cache_key, len(texts), hash(tuple(texts)))
+    if key not in _DOCS:
+        _DOCS[key] = [Counter(i for i in space.lookup_many([p.text for p in space.segment(t).pieces]).tolist()
+                              if i >= 0) for t in texts]
+    return _DOCS[key]
+
+
+def syntf_utilities(space, texts, x: int) -> dict:
+    """``{y: cos(v_x, v_y)}`` for every unit ``y`` seen in ``texts`` (TF-IDF term vectors, dictionaries)."""
+    from collections import Counter
+
+    docs = _term_counts(space, texts)
+    df = Counter(t for d in docs for t in d)
+    idf = {t: math.log((1 + len(docs)) / (1 + c)) + 1.0 for t, c in df.items()}
+    sq = Counter()
+    for d in docs:
+        for t, c in d.items():
+            sq[t] += (c * idf[t]) ** 2
+    dot = Counter()
+    for d in docs:
+        if x in d:
+            for t, c in d.items():
+                dot[t] += d[x] * idf[x] * c * idf[t]
+    nx = math.sqrt(sq[x]) if x in sq else 0.0
+    return {t: (dot[t] / (nx * math.sqrt(sq[t])) if nx > 0 else 0.0) for t in df}
+
+
+def syntf_draw(utilities: dict, epsilon: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    ys = sorted(utilities)
+    score = np.array([epsilon * utilities[y] / 2.0 for y in ys])
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):  # Gumbel-max: argmax of score + Gumbel(0, 1) samples ∝ exp(score)
+        out[i] = ys[int(np.argmax(score + rng.gumbel(0.0, 1.0, size=len(ys))))]
+    return out
+
+
 def handles(mech) -> bool:
     from dptext.mechanisms._metricdp import NoisyEmbedding
+    from dptext.mechanisms.syntf import SynTF
     from dptext.mechanisms.tem import TEM
+    from dptext.mechanisms.truncated_gumbel import TruncatedGumbel
 
-    return isinstance(mech, (NoisyEmbedding, TEM))
+    return isinstance(mech, (NoisyEmbedding, TEM, TruncatedGumbel, SynTF))
 
 
 def draws(mech, x: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` reference draws for ``mech`` (one of this module's mechanisms) at unit ``x``."""
+    if mech.name == "truncated-gumbel":
+        return truncated_gumbel_draw(mech.space.embeddings, x, float(mech.b), float(mech.d_max), n, rng)
+    if mech.name == "syntf":
+        from dptext.mechanisms.syntf import corpus_texts
+
+        u = syntf_utilities(mech.space, corpus_texts(mech.corpus, mech.split), x)
+        return syntf_draw(u, float(mech.epsilon), n, rng)
     if mech.name == "tem":
         return tem_draw(mech.space.distances([x])[0], float(mech.epsilon), float(mech.gamma), n, rng)
     E = mech.space.embeddings

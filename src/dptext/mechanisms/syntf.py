@@ -1,0 +1,224 @@
+"""SynTF, word-level form (Weggenmann, Kerschbaum, SIGIR 2018; docs/algorithms.md).
+
+Fit: the documents of a corpus (default: the ``shadow`` split of ``tweets``, not the private one) are
+cut into units of the space; ``tf(t,D)`` counts unit ``t`` in document ``D`` and
+``idf(t) = ln((1 + N)/(1 + df(t))) + 1``. The term vector of ``t`` is its column of the document × term
+TF-IDF matrix, ``v_t = (tf(t,D)·idf(t))_D``, L2-normalised (``idf(t)`` scales the whole vector, so the
+cosine below equals that of the raw term-frequency vectors). ``V_c``: the units seen in the corpus.
+
+Per unit ``x``: the exponential mechanism over ``V_c`` with the utility ``u(x,y) = cos(v_x, v_y) ∈ [0, 1]``
+(weights are non-negative; a unit outside the corpus has the zero vector and ``u = 0``) and the
+sensitivity the paper states, ``Δu = 1`` (the utility's range):
+``Pr(y|x) = exp(ε·u(x,y)/2) / Σ_{y'∈V_c} exp(ε·u(x,y')/2)``.
+
+Claim (proof in docs/algorithms.md): ε-DP between any two inputs of ``V``, ``bound = ε``
+(``kind = "dp-within-set"``, set all of ``V``).
+
+Sampling: the weight ``exp(ε·u/2) = 1 + (exp(ε·u/2) − 1)`` splits each row into a uniform part over
+``V_c`` (mass ``|V_c|``) and the excess over the units that share a document with ``x`` (sparse):
+one uniform draw decides the part, then a uniform unit of ``V_c`` or an inverse-CDF draw from the
+excess. Each distinct input's excess is computed once (one sparse product) and kept. The fitted
+term vectors are cached on disk (two sparse layouts as plain arrays, memory-mapped) per space, corpus
+and split; the sparse products are numpy's (no scipy on the sampling path).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dptext import cache
+from dptext.errors import DPTextError
+from dptext.mechanisms._vocab import distinct
+from dptext.mechanisms.base import Mechanism, PrivacyClaim
+from dptext.mechanisms.registry import register
+
+VERSION = 2  # of the fitted term-vector arrays: bump with any change to what fit_vectors computes
+ROWS = 512  # distinct inputs per sparse product
+_FITS: dict = {}
+
+
+def corpus_texts(corpus: str, split: str) -> list[str]:
+    from dptext.data import get_dataset
+
+    ds = get_dataset(corpus)
+    return list(ds.texts if split == "all" else ds.split(split).texts)
+
+
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, position)`` of every index in the ranges ``[starts[i], ends[i])`` (vectorised)."""
+    lens = ends - starts
+    owner = np.repeat(np.arange(len(starts)), lens)
+    pos = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
+    return owner, pos
+
+
+class TermVectors:
+    """L2-normalised TF-IDF term vectors of a corpus as two sparse layouts (numpy arrays, no scipy on the
+    sampling path): term-major ``(t_ptr, t_doc, t_val)`` and document-major ``(d_ptr, d_term, d_val)``."""
+
+    def __init__(self, a: dict) -> None:
+        self.t_ptr, self.t_doc, self.t_val = a["t_ptr"], a["t_doc"], a["t_val"]
+        self.d_ptr, self.d_term, self.d_val = a["d_ptr"], a["d_term"], a["d_val"]
+        self.size = len(self.t_ptr) - 1
+        self.seen = np.diff(self.t_ptr) > 0
+
+    def products(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(row, term, cos)`` for every term sharing a document with ``ids[row]`` (sparse product)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        row, pos = _ranges(self.t_ptr[ids], self.t_ptr[ids + 1])
+        doc, vx = self.t_doc[pos], self.t_val[pos]
+        own, pos2 = _ranges(self.d_ptr[doc], self.d_ptr[doc + 1])
+        key = row[own] * self.size + self.d_term[pos2]
+        val = vx[own] * self.d_val[pos2]
+        order = np.argsort(key, kind="stable")
+        key, val = key[order], val[order]
+        first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1]))) if len(key) else key[:0]
+        sums = np.add.reduceat(val, first) if len(key) else val
+        uk = key[first]
+        return uk // self.size, uk % self.size, np.clip(sums, 0.0, 1.0)
+
+
+def fit_vectors(space, texts) -> dict:
+    """The arrays of :class:`TermVectors` for ``texts`` over the units of ``space``."""
+    terms, docs = [], []
+    for j, text in enumerate(texts):
+        idx = space.lookup_many([p.text for p in space.segment(text).pieces])
+        idx = idx[idx >= 0]
+        terms.append(idx)
+        docs.append(np.full(len(idx), j, dtype=np.int64))
+    t = np.concatenate(terms) if terms else np.zeros(0, np.int64)
+    d = np.concatenate(docs) if docs else np.zeros(0, np.int64)
+    n_docs, size = len(texts), space.size
+    pair, tf = np.unique(t * n_docs + d, return_counts=True)  # sorted by term, then document
+    pt, pd = pair // n_docs, pair % n_docs
+    df = np.bincount(pt, minlength=size)
+    idf = np.log((1.0 + n_docs) / (1.0 + df)) + 1.0
+    w = tf * idf[pt]
+    norm = np.sqrt(np.bincount(pt, weights=w * w, minlength=size))
+    w = w / norm[pt]
+    t_ptr = np.concatenate(([0], np.cumsum(df)))
+    by_doc = np.lexsort((pt, pd))
+    d_ptr = np.concatenate(([0], np.cumsum(np.bincount(pd, minlength=n_docs))))
+    return {"t_ptr": t_ptr, "t_doc": pd.astype(np.int32), "t_val": w, "d_ptr": d_ptr,
+            "d_term": pt[by_doc].astype(np.int64), "d_val": w[by_doc]}
+
+
+def load_vectors(space, corpus: str, split: str) -> TermVectors:
+    """The fitted term vectors of ``space`` on ``corpus``/``split`` (cached on disk, memory-mapped)."""
+    key = (space.name, space.cache_key, corpus, split)
+    if key not in _FITS:
+        path = cache.entry_path("syntf", f"{space.name}-{corpus}-{split}", cache.key_of(*key), "",
+                                version=VERSION)
+        if not path.exists():
+            cache.save_arrays(path, **fit_vectors(space, corpus_texts(corpus, split)))
+        _FITS[key] = TermVectors(cache.load_arrays(path))
+    return _FITS[key]
+
+
+@register("syntf")
+class SynTF(Mechanism):
+    """SynTF (word level): the exponential mechanism over the corpus vocabulary, TF-IDF cosine utility."""
+
+    default_space = "glove-50d"
+    contextual = False
+    dp = True
+    params = {"corpus": "tweets", "split": "shadow"}
+
+    def __init__(self, *, epsilon: float, corpus: str = "tweets", split: str = "shadow", **kwargs) -> None:
+        super().__init__(epsilon=epsilon, **kwargs)
+        from dptext.data import SPLITS, list_datasets
+
+        if corpus not in list_datasets():
+            raise DPTextError(f"unknown corpus {corpus!r} for syntf; choose one of {', '.join(list_datasets())}")
+        if split not in (*SPLITS, "all"):
+            raise DPTextError(f"unknown split {split!r}; choose one of {', '.join((*SPLITS, 'all'))}")
+        self.corpus, self.split = corpus, split
+        self.vectors = load_vectors(self.space, corpus, split)
+        self.seen = self.vectors.seen
+        self.support = np.flatnonzero(self.seen)
+        if not len(self.support):
+            raise DPTextError(f"the corpus {corpus}/{split} has no unit in the vocabulary of {self.space.name}")
+        self._tables: dict[int, tuple] = {}  # x -> (excess ids, cumulative excess, Pr(excess part))
+        self._flat = None
+
+    def settings(self) -> dict:
+        return {**super().settings(), "corpus": self.corpus, "split": self.split}
+
+    @property
+    def output_mask(self) -> np.ndarray:
+        return self.seen
+
+    # ----- exact rows ------------------------------------------------------------------------------------
+    def utilities(self, ids) -> np.ndarray:
+        """``u(x, ·)`` over the space for input rows ``ids`` [len(ids), |V|] (dense, float64)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        out = np.zeros((len(ids), self.space.size))
+        row, term, cos = self.vectors.products(ids)
+        out[row, term] = cos
+        return out
+
+    def transition(self, x) -> np.ndarray:
+        return self.transition_rows([self.index_of(x)])[0]
+
+    def transition_rows(self, ids) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(ids):
+            return np.zeros((0, self.space.size))
+        w = np.exp(self.epsilon * self.utilities(ids) / 2.0) * self.seen[None, :]
+        return w / w.sum(axis=1, keepdims=True)
+
+    # ----- sampling --------------------------------------------------------------------------------------
+    def _prepare(self, idx: np.ndarray) -> None:
+        todo = distinct(np.asarray(idx, dtype=np.int64))
+        todo = todo[[int(t) not in self._tables for t in todo.tolist()]]
+        base = float(len(self.support))
+        for s in range(0, len(todo), ROWS):
+            rows = todo[s : s + ROWS]
+            row, term, cos = self.vectors.products(rows)
+            bounds = np.searchsorted(row, np.arange(len(rows) + 1))
+            excess_all = np.expm1(self.epsilon * cos / 2.0)
+            for r, x in enumerate(rows.tolist()):
+                lo, hi = bounds[r], bounds[r + 1]
+                excess = excess_all[lo:hi]
+                mass = float(excess.sum())
+                ids = term[lo:hi] if mass > 0 else term[:0]
+                self._tables[x] = (ids, np.cumsum(excess) / mass if mass > 0 else np.zeros(0), mass / (mass + base))
+        if len(todo):
+            self._flat = None
+
+    def _flat_tables(self):
+        """Every prepared input as flat arrays: excess ids, ``k + cdf`` (segment ``k``), starts, ends, Pr(excess)."""
+        if self._flat is None:
+            keys = np.fromiter(self._tables, dtype=np.int64, count=len(self._tables))
+            tabs = [self._tables[int(k)] for k in keys]
+            sizes = np.array([len(t[0]) for t in tabs], dtype=np.int64)
+            seg = np.full(self.space.size, -1, dtype=np.int64)
+            seg[keys] = np.arange(len(keys))
+            ends = np.cumsum(sizes)
+            ids = np.concatenate([t[0] for t in tabs]) if len(tabs) else np.zeros(0, np.int64)
+            cdf = np.concatenate([k + t[1] for k, t in enumerate(tabs)]) if len(tabs) else np.zeros(0)
+            self._flat = (seg, ids, cdf, ends - sizes, ends, np.array([t[2] for t in tabs]))
+        return self._flat
+
+    def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        self._prepare(idx)
+        seg, ids, cdf, starts, ends, p_ex = self._flat_tables()
+        k = seg[idx]
+        out = self.support[rng.integers(0, len(self.support), len(idx))]  # the uniform part
+        ex = np.flatnonzero(rng.random(len(idx)) < p_ex[k])
+        if len(ex):
+            kk = k[ex]
+            pos = np.searchsorted(cdf, kk + rng.random(len(ex)), side="right")
+            out[ex] = ids[np.clip(pos, starts[kk], ends[kk] - 1)]
+        return out
+
+    def privacy(self) -> PrivacyClaim:
+        return PrivacyClaim(
+            mechanism=self.name, epsilon=self.epsilon, kind="dp-within-set", bound=self.epsilon,
+            scope="ε-DP between any two inputs (exponential mechanism over V_c with the TF-IDF cosine utility "
+                  "in [0, 1], sensitivity 1); bound = ε over all of V",
+            details={"set": "all of V", "sensitivity": 1.0, "corpus": self.corpus, "split": self.split,
+                     "outputs": int(len(self.support)), "utility": "cosine of TF-IDF term vectors"},
+        )
+

@@ -317,6 +317,7 @@ def batched_core(epsilon: float, bodies: list[bytes], tmp: Path, threads: int = 
 
     from dptext.server import config_from_dict, hash_key
     from dptext.server.request import decode_body, parse_request
+    from dptext.server.scheduler import Scheduler
     from dptext.server.services import Services
 
     out = {}
@@ -325,9 +326,12 @@ def batched_core(epsilon: float, bodies: list[bytes], tmp: Path, threads: int = 
                                 "privacy": {"mechanism": "rantext", "epsilon": epsilon},
                                 "state_dir": str(tmp / f"core-{len(out)}"),
                                 "auth": {"keys": [{"id": "bench", "sha256": hash_key(KEY)}]}})
-        svc = Services.build(cfg)
-        svc.scheduler.batch = mode == "batched"
-        svc.scheduler.attach(svc.perturber)
+        svc = Services.build(cfg)  # batched: the scheduler is attached to the perturber here
+        if mode != "batched":  # undo the attachment: the Sanitizer's own lock, the mechanism's own perturb
+            svc.perturber.sanitizer._lock = threading.Lock()
+            vars(svc.perturber.mech).pop("perturb", None)
+            svc.scheduler.close()
+            svc.scheduler = Scheduler(cfg.limits.perturb_concurrency, cfg.limits.max_queue, batch=False)
         reqs = [parse_request(decode_body(b), cfg) for b in bodies[:n]]
 
         def work(chunk):

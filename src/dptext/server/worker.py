@@ -89,6 +89,9 @@ def _error_reply(rid: int, exc: BaseException) -> tuple:
 
 def child_main(conn, cfg) -> None:
     """The perturbation process: build the core and the state, then serve requests until the pipe closes."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the server shuts us down
     from dptext.server.privacy import Perturber
     from dptext.server.scheduler import Scheduler
     from dptext.server.services import open_state

@@ -200,11 +200,17 @@ class PerturbProcess:
         """Reader thread: hand each reply to its request's future (on that request's event loop)."""
         try:
             while True:
-                msg = pickle.loads(self.conn.recv_bytes())
+                msgs = [pickle.loads(self.conn.recv_bytes())]
+                while len(msgs) < 256 and self.conn.poll(0):  # replies that are already here: one wake-up
+                    msgs.append(pickle.loads(self.conn.recv_bytes()))
+                by_loop: dict = {}
                 with self.lock:
-                    entry = self.pending.get(msg[0])
-                if entry is not None:
-                    entry[0].call_soon_threadsafe(_deliver, entry[1], msg)
+                    for msg in msgs:
+                        entry = self.pending.get(msg[0])
+                        if entry is not None:
+                            by_loop.setdefault(entry[0], []).append((entry[1], msg))
+                for loop, replies in by_loop.items():
+                    loop.call_soon_threadsafe(_deliver_all, replies)
         except (EOFError, OSError):
             pass
         with self.lock:  # fail closed: every waiting request gets 503, every later one too
@@ -229,6 +235,11 @@ class PerturbProcess:
 def _deliver(fut: asyncio.Future, msg: tuple) -> None:
     if not fut.done():  # the request may have been cancelled meanwhile
         fut.set_result(msg)
+
+
+def _deliver_all(replies: list[tuple[asyncio.Future, tuple]]) -> None:
+    for fut, msg in replies:
+        _deliver(fut, msg)
 
 
 def _rebuild(msg: tuple) -> Exception:

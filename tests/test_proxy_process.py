@@ -42,6 +42,9 @@ def test_one_perturbation_per_text_and_an_exact_ledger_across_the_process_bounda
             assert sorted(r.status_code for r in resps) == [200] * 4 + [429] * 2
             assert all(r.json()["error"]["code"] == "privacy_budget_exceeded" for r in resps if r.status_code == 429)
             assert len(rec.chat_requests()) == 14
+            t = time.monotonic()
+        # shutdown asks the child to stop: it exits by itself (not killed after a timeout), ledger closed
+        assert time.monotonic() - t < 8 and svc.scheduler.remote.proc.exitcode == 0
     acc = Accountant(tmp_path / "accounting.sqlite")  # the child's ledger, on disk, after shutdown
     try:
         assert acc.total("alice") == 15.0

@@ -127,12 +127,14 @@ def child_main(conn, cfg) -> None:
     send(("ready",))
     try:
         while True:
-            rid, req, key, submitted = pickle.loads(conn.recv_bytes())
-            scheduler.pool.submit(work, rid, req, key, submitted)
-    except (EOFError, OSError):  # the server closed the pipe: shut down
+            msg = pickle.loads(conn.recv_bytes())
+            if msg is None:  # the server is shutting down
+                break
+            scheduler.pool.submit(work, *msg)
+    except (EOFError, OSError):  # the server process is gone
         pass
     finally:
-        scheduler.close()
+        scheduler.pool.shutdown(wait=True)  # requests already taken finish (and are charged) first
         if memo is not None:
             memo.close()
         accountant.close()
@@ -158,6 +160,7 @@ class PerturbProcess:
             first = ("fail", "it exited during start-up")
         if first[0] != "ready":
             self.proc.join(5)
+            self.conn.close()
             raise DPTextError(f"the perturbation process could not start: {first[1]}")
         self.ids = itertools.count()
         self.pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
@@ -222,14 +225,19 @@ class PerturbProcess:
             loop.call_soon_threadsafe(_deliver, fut, (None, "state", "the perturbation process has exited"))
 
     def close(self) -> None:
+        """Ask the child to stop (it finishes what it has taken and closes its memo and ledger), then close
+        the pipe. (Closing the pipe alone would not wake the reader thread blocked on it.)"""
         try:
-            self.conn.close()  # the child sees EOF and shuts down (its memo and ledger closed cleanly)
-        except OSError:
+            with self.send_lock:
+                self.conn.send_bytes(pickle.dumps(None))
+        except (OSError, ValueError):
             pass
         self.proc.join(10)
         if self.proc.is_alive():
             self.proc.kill()
             self.proc.join(5)
+        self.reader.join(5)  # it sees EOF once the child has exited
+        self.conn.close()
 
 
 def _deliver(fut: asyncio.Future, msg: tuple) -> None:

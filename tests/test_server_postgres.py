@@ -65,6 +65,24 @@ def test_budget_of_30_holds_over_40_concurrent_requests_on_two_replicas(postgres
     assert all(200 in codes_i for codes_i in per_replica)
 
 
+def test_replicas_with_perturbation_processes_share_the_budget_and_the_memo(postgres, pg_url):
+    """limits.perturb_process: the children (one per replica) hold the state; the same guarantees hold."""
+    texts = [" ".join(WORDS[i:i + 12]) for i in range(40)]
+    limits = {"perturb_process": True, "perturb_concurrency": 4}
+    with recording_server(reply="Noted.") as rec:
+        apps = [create_app(pg_config(rec.url, pg_url, privacy={"budget": {"epsilon": 30}}, limits=limits))
+                for _ in range(2)]
+        with serve_app(apps[0]) as url_a, serve_app(apps[1]) as url_b:
+            resps = post_at_once([url_a, url_b], [chat(t) for t in texts], timeout=120)
+            codes = [r.status_code for r in resps]
+            assert codes.count(200) == 30 and codes.count(429) == 10, codes
+            assert total_spent(postgres, pg_url) == 30.0 and len(rec.chat_requests()) == 30
+            again = post_at_once([url_b, url_a], [chat(texts[codes.index(200)])] * 4, timeout=120)
+            assert [r.status_code for r in again] == [200] * 4  # a memo replay: free, within the spent budget
+            sent = [q["messages"][0]["content"] for q in rec.chat_requests()]
+            assert len(set(sent[30:])) == 1 and sent[30] in sent[:30]
+
+
 def test_identical_text_on_both_replicas_gives_one_perturbation(postgres, pg_url):
     text = " ".join(WORDS[:30])
     with recording_server(reply="Noted.") as rec:

@@ -95,6 +95,7 @@ def split_leading_ws(piece_texts: list[str]) -> Segmentation:
     pieces = []
     pending = ""
     get = _WS_SPLIT.get
+    new = tuple.__new__  # Piece(ws, core) without the namedtuple's Python-level __new__ frame per unit
     for s in piece_texts:
         lead, core, trail = get(s) or _split3(s)
         if not core:
@@ -105,7 +106,7 @@ def split_leading_ws(piece_texts: list[str]) -> Segmentation:
         if not ws and pieces and core.isdigit() and pieces[-1].text.isdigit():
             pieces[-1] = Piece(pieces[-1].ws, pieces[-1].text + core)  # "202"+"4" is one number
         else:
-            pieces.append(Piece(ws, core))
+            pieces.append(new(Piece, (ws, core)))
     return Segmentation(tuple(pieces), pending)
 
 

@@ -110,7 +110,8 @@ def summary(svc: Services) -> str:
     return (f"mode={cfg.mode} mechanism={m.name} epsilon={m.epsilon:g} space={m.space.name} "
             f"claim={claim['kind']}:{claim['bound']} upstream={cfg.upstream.base_url} "
             f"upstream_model={cfg.upstream.model} model_name={cfg.model_name} "
-            f"memo={'on' if svc.memo is not None else 'off'} "
+            f"memo={'on' if svc.memo is not None or (svc.scheduler.remote and cfg.privacy.memo.enabled) else 'off'} "
+            f"perturb_process={'on' if svc.scheduler.remote is not None else 'off'} "
             f"budget={'none' if budget.epsilon is None else f'{budget.epsilon:g}/{budget.window_s:g}s'} "
             f"metrics_auth={'on' if cfg.metrics.require_key else 'off'} "
             f"dashboard={'on' if cfg.dashboard else 'off'}")

@@ -193,6 +193,7 @@ class Limits(_Strict):
     max_units: int = Field(20_000, ge=1)  # private units per request (as the mechanism segments them); 413
     perturb_concurrency: int = Field(1, ge=1)  # requests perturbing at once (worker threads, off the event loop)
     max_queue: int = Field(64, ge=1)  # requests perturbing or waiting to; beyond it 503 + Retry-After
+    perturb_process: bool = False  # perturbation, memo and ε ledger in one child process (a second core)
     read_timeout_s: float = Field(10.0, gt=0)  # the whole body must arrive within this (408 otherwise)
 
 

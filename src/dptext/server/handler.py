@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from dptext.errors import DPTextError
-from dptext.privacy.accounting import BudgetExceeded, Charge
+from dptext.privacy.accounting import Charge
 from dptext.privacy.flight import StateError
 from dptext.server.body import read_body
 from dptext.server.errors import ApiError, bad_request
@@ -20,6 +20,7 @@ from dptext.server.privacy import HEADER, Perturbed
 from dptext.server.request import ChatRequest, decode_body, parse_request
 from dptext.server.services import Services
 from dptext.server.stream import local_stream, relay
+from dptext.server.worker import perturb_and_charge
 
 log = logging.getLogger("dptext.server")
 
@@ -148,28 +149,10 @@ class ChatHandler:
 
     def perturb_and_charge(self, gate, req: ChatRequest, key: str, timing: dict, submitted: float
                            ) -> tuple[Perturbed, Charge]:
-        """Worker thread: perturb, charge the key for the fresh units (429 over budget), then commit the memo.
-
-        ``timing`` gets ``queue`` (waiting for a worker and for the perturbation slot) and ``perturb`` (inside
-        the core), so the SQLite writes and the core both stay off the event loop.
-        """
-        timing["queue"] = time.perf_counter() - submitted
-        timing["perturb"] = 0.0
-        perturbed = self.svc.perturber.perturb(_timed(gate, timing), req, key)
-        spent = perturbed.report["epsilon_spent"]
-        try:
-            charge = self.svc.accountant.charge(key, spent or 0.0)
-        except BaseException as exc:
-            if perturbed.memo is not None:  # end this request's single-flight claims: a waiter perturbs next
-                perturbed.memo.abort()
-            if isinstance(exc, BudgetExceeded):
-                raise ApiError(429, f"{exc}; nothing was sent upstream", type="rate_limit_error",
-                               code="privacy_budget_exceeded",
-                               headers={"retry-after": str(max(1, int(exc.retry_after + 0.999)))}) from None
-            raise
-        if perturbed.memo is not None:  # charged (committed) before anything goes upstream
-            perturbed.memo.commit()
-        return perturbed, charge
+        """Worker thread: perturb, charge the key (429 over budget), then commit the memo
+        (:func:`dptext.server.worker.perturb_and_charge`), so the SQLite writes and the core stay off the
+        event loop."""
+        return perturb_and_charge(self.svc.perturber, self.svc.accountant, gate, req, key, timing, submitted)
 
     def report(self, perturbed: Perturbed, charge: Charge, ctx: Ctx) -> tuple[dict, dict, list[dict]]:
         """The privacy report (body field), the response headers and the upstream messages of a charged request."""

@@ -108,6 +108,7 @@ class Scheduler:
         self.pool = ThreadPoolExecutor(max_workers=max_queue, thread_name_prefix="dptext-perturb")
         self.batch = batch  # False: one mechanism call per chunk (the behaviour before batching)
         self.combiner = None
+        self.remote = None  # a dptext.server.worker.PerturbProcess: perturbation runs in that process
 
     @property
     def queued(self) -> int:
@@ -131,9 +132,13 @@ class Scheduler:
                            type="server_error", code="overloaded", headers={"retry-after": "1"})
         self.admitted += 1
         try:
+            if self.remote is not None:  # ``fn``'s work (perturb_and_charge) is done by the child process
+                return await self.remote.call(*args)
             return await asyncio.get_running_loop().run_in_executor(self.pool, fn, self.gate, *args)
         finally:
             self.admitted -= 1
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.remote is not None:
+            self.remote.close()

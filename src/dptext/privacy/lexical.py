@@ -54,6 +54,8 @@ class NameDetector:
         s, e, w = tok
         lex = self.lex
         first, last = w in lex.first, w in lex.last
+        if not (first or last) and "'" in w:  # o'brien is listed as obrien
+            first, last = w.replace("'", "") in lex.first, w.replace("'", "") in lex.last
         initial = len(w) == 1 and w.isalpha() and (e < len(text) and text[e] == "." or text[s].isupper())
         if initial:
             return "initial"
@@ -61,7 +63,10 @@ class NameDetector:
             return None
         if first or last:
             base = w.split("'")[0]
-            return ("first" if first else "last") + ("-common" if lex.common(base) else "")
+            # a surname that is also an English word ("maiden", "lingo", "guardian") is ambiguous like a frequent
+            # word; a given-name list is curated, so "maria" (also a plural of "mare") stays a name
+            ambiguous = lex.common(base) or not first and lex.is_word(base)
+            return ("first" if first else "last") + ("-common" if ambiguous else "")
         if not lex.is_word(w):
             return "unknown"
         return None
@@ -71,14 +76,19 @@ class NameDetector:
         kinds = [self._kind(text, t) for t in toks]
         out = []
         i, n = 0, len(toks)
+        cued = _cued(text, toks, self.lex)
         while i < n:
             titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
             start = i + 1 if titled else i
+            if i in cued and not titled:  # "my name is kowalczyk": a name even if unlisted
+                titled, start = True, i
+                kinds[i] = kinds[i] or "unknown"
             if kinds[start] is None if start < n else True:
                 i += 1
                 continue
             j = start
-            while j + 1 < n and kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1]):
+            while (j + 1 < n and kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1])
+                   and j + 1 not in cued):  # a cued word starts its own run
                 j += 1
             run = list(range(start, j + 1))
             keep = self._accept(run, kinds, titled)
@@ -95,12 +105,12 @@ class NameDetector:
         lo, hi = 0, len(run) - 1
         # trim edge words that are not a name on their own and do not pair with their neighbour
         while not titled and lo < hi and not strong[lo] and not (
-                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial"))
+                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial", "unknown"))
                 or ks[lo] == "unknown" and ks[lo + 1] == "last"):  # rościsław jaworski
             lo += 1
         while hi > lo and not strong[hi] and not (
                 (strong[hi - 1] or ks[hi - 1].startswith("first")) and ks[hi].startswith(("last", "first-common"))
-                or ks[hi] == "unknown" and ks[hi - 1] in ("first", "initial")):
+                or ks[hi] == "unknown" and ks[hi - 1].startswith(("first", "initial"))):
             hi -= 1
         if titled:
             return None if all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2 else run[lo : hi + 1]
@@ -110,6 +120,115 @@ class NameDetector:
                 hi > lo and ks[lo].startswith(("first", "initial")) and ks[hi].startswith(("last", "unknown"))):
             return None
         return run[lo : hi + 1]
+
+
+# phrases after which the next word is a person's name: introductions, greetings, sign-offs, roles
+_CUES = ("my name is", "name is", "names are", "named", "called", "dear", "hi", "hello", "thanks", "thank you",
+         "signed", "sincerely", "regards", "cheers", "love", "patient", "pt", "client", "tenant", "attn", "attention",
+         "c/o", "son", "daughter", "wife", "husband", "kid", "child", "mother", "father", "mom", "dad", "brother",
+         "sister", "uncle", "aunt", "grandson", "granddaughter", "nephew", "niece", "cousin", "friend", "boss",
+         "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka")
+_CUE_KEYS = {tuple(c.split()) for c in _CUES}
+_CUE_MAX = max(len(k) for k in _CUE_KEYS)
+
+
+def _cued(text, toks, lex):
+    """Indices of tokens right after a name cue that are not frequent English words (so "dear all" is not cued)."""
+    words = [t[2] for t in toks]
+    out = set()
+    for i in range(1, len(toks)):
+        w = words[i]
+        listed = (w in lex.first or w in lex.last) and not lex.common(w)
+        if len(w) < 2 or lex.is_word(w) and not listed:  # "dear all", "love pizza"
+            continue
+        if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:") != "":
+            continue  # the cue and the name are separated by a space, comma or colon only
+        for k in range(1, min(_CUE_MAX, i) + 1):
+            if tuple(words[i - k:i]) in _CUE_KEYS and all(toks[j][1] + 1 == toks[j + 1][0] for j in range(i - k, i - 1)):
+                out.add(i)
+                break
+    return out
+
+
+_CALENDAR = frozenset("january february march april may june july august september october november december "
+                      "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
+                      "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
+
+
+_DURATION = re.compile(r"(?:(?:about|over|almost|nearly|around|more than|less than|the|a|an|past|last|next)\s+)*"
+                       r"\d+\+?\s*(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)(?:\s+(?:old|ago|later))?",
+                       re.IGNORECASE)
+
+
+def _trim(text, d, keep):
+    """``d`` without the words at its edges that fail ``keep`` (None when no word is left)."""
+    words = [m for m in re.finditer(r"[^\s,;:()\[\]\"]+", text[d.start:d.end])]
+    while words and not keep(words[0].group(0)):
+        words.pop(0)
+    while words and not keep(words[-1].group(0)):
+        words.pop()
+    if not words:
+        return None
+    return Detection(d.start + words[0].start(), d.start + words[-1].end(), d.label, d.detector)
+
+
+def refine(text: str, detections: list, names: "NameDetector") -> list:
+    """spaCy's entities cut to what identifies someone, and person names widened over adjacent name-like words.
+
+    * A spaCy ``DATE`` / ``TIME`` keeps the words that hold a digit, a month or a weekday: ``next week``,
+      ``a few months ago`` and ``the year`` name no date and go; ``Member 92817139`` loses ``Member``.
+    * A spaCy ``PERSON`` loses edge words that are English words and no listed name (``passport``, ``Tales``);
+      in lower- or upper-case text a one-word PERSON that is a frequent English word goes (``SAID``, ``SONG``:
+      the recased copy reads such words as names).
+    * Every ``PERSON`` span grows over up to two adjacent name-like words on each side (an unlisted given name
+      before a found surname: ``Şuayp Ertaş``, ``ISAQUE NASCIMENTO``); a listed name that is also an
+      English word is not taken this way.
+    """
+    lex = names.lex
+    ordinary = None
+    out = []
+    for d in detections:
+        if d.detector == "spacy" and d.label in ("DATE", "TIME") and _DURATION.fullmatch(text[d.start:d.end]):
+            d = None  # "8+ years", "three days ago": a length of time, no date
+        elif d.detector == "spacy" and d.label in ("DATE", "TIME"):
+            d = _trim(text, d, lambda w: any(c.isdigit() for c in w) or w.casefold().strip(".") in _CALENDAR)
+        elif d.detector == "spacy" and d.label == "PERSON":
+            def keep(w):
+                f = w.casefold().replace("’", "'").strip(".'-")
+                f = f[:-2] if f.endswith("'s") else f
+                return not f.isalpha() or f in lex.first or f in lex.last or not lex.is_word(f)
+            d = _trim(text, d, keep)
+            if d is not None and " " not in text[d.start:d.end]:
+                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
+                if not ordinary and lex.common(text[d.start:d.end].casefold()):
+                    d = None
+        if d is not None:
+            out.append(d)
+    return _widen(text, out, names)
+
+
+def _widen(text, detections, names):
+    persons = [d for d in detections if d.label == "PERSON"]
+    if not persons:
+        return detections
+    toks = _tokens(text)
+    by_end = {t[1]: i for i, t in enumerate(toks)}
+    by_start = {t[0]: i for i, t in enumerate(toks)}
+    out = [d for d in detections if d.label != "PERSON"]
+    for d in persons:
+        s, e = d.start, d.end
+        for _ in range(2):
+            i = by_end.get(s - 1)
+            if i is None or text[s - 1] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common"):
+                break
+            s = toks[i][0]
+        for _ in range(2):
+            i = by_start.get(e + 1)
+            if i is None or text[e] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common"):
+                break
+            e = toks[i][1]
+        out.append(Detection(s, e, d.label, d.detector))
+    return out
 
 
 def _adjacent(text, a, b, title=False):

@@ -67,13 +67,18 @@ class NameDetector:
             # word; a given-name list is curated, so "maria" (also a plural of "mare") stays a name
             ambiguous = lex.common(base) or not first and lex.is_word(base)
             return ("first" if first else "last") + ("-common" if ambiguous else "")
+        stem, _, clitic = w.partition("'")
+        if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and (stem in lex.stop or lex.is_word(stem)):
+            return None  # a contraction or possessive of a word: "it's", "can't", "i'm"
         if not lex.is_word(w):
             return "unknown"
         return None
 
     def detect(self, text: str) -> list[Detection]:
         toks = _tokens(text)
-        kinds = [self._kind(text, t) for t in toks]
+        # a handle or hashtag (@united, #deflategate) is no name word
+        kinds = [None if t[0] and text[t[0] - 1] in "@#" else self._kind(text, t) for t in toks]
+        ordinary = None
         out = []
         i, n = 0, len(toks)
         cued = _cued(text, toks, self.lex)
@@ -92,6 +97,13 @@ class NameDetector:
                 j += 1
             run = list(range(start, j + 1))
             keep = self._accept(run, kinds, titled)
+            if keep is None and len(run) == 1 and kinds[start] == "unknown" and toks[start][2].endswith("'s"):
+                keep = run  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
+            if keep and not titled and all(kinds[k] == "unknown" for k in keep):
+                # unlisted words alone: in ordinarily cased text only when written as proper nouns
+                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
+                if ordinary and not all(text[toks[k][0]].isupper() for k in keep):
+                    keep = None
             if keep:
                 out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
             i = j + 1
@@ -106,18 +118,18 @@ class NameDetector:
         # trim edge words that are not a name on their own and do not pair with their neighbour
         while not titled and lo < hi and not strong[lo] and not (
                 ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial", "unknown"))
-                or ks[lo] == "unknown" and ks[lo + 1] == "last"):  # rościsław jaworski
+                or ks[lo] == "unknown" and ks[lo + 1] in ("last", "unknown")):  # rościsław jaworski, zinovy gorshkov
             lo += 1
         while hi > lo and not strong[hi] and not (
                 (strong[hi - 1] or ks[hi - 1].startswith("first")) and ks[hi].startswith(("last", "first-common"))
-                or ks[hi] == "unknown" and ks[hi - 1].startswith(("first", "initial"))):
+                or ks[hi] == "unknown" and ks[hi - 1].startswith(("first", "initial", "unknown"))):
             hi -= 1
         if titled:
             return None if all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2 else run[lo : hi + 1]
-        if lo == hi and not strong[lo]:
-            return None
+        if lo == hi and not strong[lo] or all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2:
+            return None  # a lone ambiguous word; four unlisted words in a row are more likely a foreign phrase
         if not any(strong[lo : hi + 1]) and not (
-                hi > lo and ks[lo].startswith(("first", "initial")) and ks[hi].startswith(("last", "unknown"))):
+                hi > lo and ks[lo].startswith(("first", "initial", "unknown")) and ks[hi].startswith(("last", "unknown"))):
             return None
         return run[lo : hi + 1]
 

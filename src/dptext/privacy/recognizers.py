@@ -118,7 +118,8 @@ DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\
 
 # times of day, labelled DATE (a time next to a date pins an event down further): 12:10, 10:30 pm, 7 a.m., noon
 _AMPM = r"\s?[ap]\.?\s?m\b\.?"
-TIME = re.compile(rf"(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:{_AMPM})?(?![\w:])"
+TIME = re.compile(rf"(?<![\w:.])(?:1[0-2]|0?\d):[0-5]\d(?::[0-5]\d)?(?:{_AMPM})?(?![\w:])"
+                  rf"|(?<![\w:.])(?:1[3-9]|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\w:])"  # 24-hour: "14:30 am" is German
                   rf"|(?<![\w:.])(?:1[0-2]|0?[1-9])(?:[.][0-5]\d)?{_AMPM}(?!\w)"
                   r"|\b(?:noon|midday|midnight)\b|\b(?:1[0-2]|0?[1-9])\s?o['’]\s?clock\b", re.IGNORECASE)
 

@@ -97,8 +97,8 @@ class NameDetector:
                 j += 1
             run = list(range(start, j + 1))
             keep = self._accept(run, kinds, titled)
-            if keep is None and len(run) == 1 and kinds[start] == "unknown" and toks[start][2].endswith("'s"):
-                keep = run  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
+            if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
+                keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
             if keep and not titled and all(kinds[k] == "unknown" for k in keep):
                 # unlisted words alone: in ordinarily cased text only when written as proper nouns
                 ordinary = has_ordinary_casing(text) if ordinary is None else ordinary

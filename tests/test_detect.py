@@ -194,6 +194,9 @@ def test_spacy_spans_are_cut_to_what_identifies_and_names_widened(entities):
     found = [at("Client 40718833", "DATE"), at("Baker", "PERSON"), at("a few months ago", "DATE")]
     assert sorted((text[d.start:d.end], d.label) for d in refine(text, found, entities.names)) == [
         ("40718833", "DATE"), ("Tsegaye Baker", "PERSON")]
+    text = "THE OLD TALES WERE SUNG BY ABENA"
+    found = [at("TALES", "PERSON"), at("SUNG", "PERSON"), at("SUNG BY ABENA", "PERSON")]
+    assert [text[d.start:d.end] for d in refine(text, found, entities.names)] == ["ABENA"]
 
 
 @pytest.mark.parametrize("text,name", [

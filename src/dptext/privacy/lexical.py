@@ -189,9 +189,9 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
 
     * A spaCy ``DATE`` / ``TIME`` keeps the words that hold a digit, a month or a weekday: ``next week``,
       ``a few months ago`` and ``the year`` name no date and go; ``Member 92817139`` loses ``Member``.
-    * A spaCy ``PERSON`` loses edge words that are English words and no listed name (``passport``, ``Tales``);
-      in lower- or upper-case text a one-word PERSON that is a frequent English word goes (``SAID``, ``SONG``:
-      the recased copy reads such words as names).
+    * A spaCy ``PERSON`` loses edge words that are English words and no listed name (``passport``, ``Tales``),
+      and listed names that are frequent English words unless ordinary casing marks them (``Rose`` stays;
+      ``SAID``, ``SONG`` go: the recased copy of upper-case text reads such words as names).
     * Every ``PERSON`` span grows over up to two adjacent name-like words on each side (an unlisted given name
       before a found surname: ``Şuayp Ertaş``, ``ISAQUE NASCIMENTO``); a listed name that is also an
       English word is not taken this way.
@@ -205,15 +205,15 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
         elif d.detector == "spacy" and d.label in ("DATE", "TIME"):
             d = _trim(text, d, lambda w: any(c.isdigit() for c in w) or w.casefold().strip(".") in _CALENDAR)
         elif d.detector == "spacy" and d.label == "PERSON":
-            def keep(w):
+            ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
+
+            def keep(w):  # a listed name that is a frequent word counts only when casing marks it ("Rose")
                 f = w.casefold().replace("’", "'").strip(".'-")
                 f = f[:-2] if f.endswith("'s") else f
-                return not f.isalpha() or f in lex.first or f in lex.last or not lex.is_word(f)
+                listed = f in lex.first or f in lex.last
+                return (not f.isalpha() or not lex.is_word(f)
+                        or listed and (not lex.common(f) or ordinary and w[:1].isupper() and not w.isupper()))
             d = _trim(text, d, keep)
-            if d is not None and " " not in text[d.start:d.end]:
-                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
-                if not ordinary and lex.common(text[d.start:d.end].casefold()):
-                    d = None
         if d is not None:
             out.append(d)
     return _widen(text, out, names)

@@ -8,10 +8,16 @@ An address is found as *anchors* joined by short gaps:
   5``), a PO box (``P.O. Box 123``, ``po box 123``), a UK postcode
   (``SW1A 1AA``), a US ``City, ST 12345`` tail (ST one of the 50 states, DC and
   territories) and US military addresses;
+  a street type written after the name with a house number (``186 Tycho Jessens
+  Vej``, ``Gosposka ulica 58``) and a Canadian postcode (``T2V 2W2``);
 * weak anchors: a postal code (``10115 Berlin``, ``38-609``, ``874 81``,
-  ``BY 91714``), a unit (``Apt. 353``) and words followed by a house number
-  (``Birkimelur 59``); kept next to a strong anchor or to a weak anchor of
-  another kind.
+  ``BY 91714``, ``, 802`` after a town), a unit (``Apt. 353``) and words
+  followed by a house number (``Birkimelur 59``, ``Recanto Rodrigues, 72,``);
+  kept next to a strong anchor or to a weak anchor of another kind.
+
+An address then takes a house number right before it and up to two ``, Town``
+segments after it (with a region such as ``(FC)`` or ``/ GO``), stopping at a
+stop word or a frequent English word.
 
 Consecutive anchors separated by at most four words and commas or line
 breaks (the town between a street and its postcode) merge into one address;

@@ -7,7 +7,10 @@
   word list knows (``kowalczyk``). A run is a name when it holds a
   *distinctive* name (a listed name that is not a frequent English word), or a
   given name followed by a surname, or follows a title (``Mr``, ``Dr.``,
-  ``Prof`` …; the title itself stays public). Frequent words at the edges of a
+  ``Prof`` …; the title itself stays public) or a cue (``my name is``,
+  ``dear``, ``patient``, ``kid`` …), or is two or three unlisted words or one
+  in the possessive (capitalized, in ordinary casing). A surname that is also
+  an English word (``maiden``) is ambiguous. Frequent words at the edges of a
   run (``call maria``) are trimmed unless they pair with a name
   (``mark lopez``).
 * :class:`MedicalDetector` (label ``MEDICAL``): the longest WordNet medical
@@ -15,6 +18,8 @@
   ``migraines``), extended over a leading ``type 1`` / ``chronic`` / ``stage
   IV`` … and over up to three words before a head noun (``disease``,
   ``disorder``, ``syndrome``, ``cancer`` …).
+* :func:`refine`: spaCy's DATE and PERSON spans cut to what identifies, and
+  person names widened over adjacent unlisted words.
 * :func:`recase`: a copy of the text, same length, with lower- and upper-case
   words written as a proper noun would be when they are name-like, so spaCy's
   case-sensitive model sees ``Maria Lopez`` in ``maria lopez``.

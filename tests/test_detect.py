@@ -120,3 +120,100 @@ def test_everyday_words_that_open_a_continental_street_are_no_address(text):
     to the street name nothing is an address."""
     found = [(text[d.start:d.end], d.label) for d in recognize(text)]
     assert not [f for f in found if f[1] == "ADDRESS"], found
+
+
+def _found(text, labels):
+    return [(text[d.start:d.end], d.label) for d in recognize(text, labels)]
+
+
+@pytest.mark.parametrize("text,time", [
+    ("the meeting moved to 10:45 pm on the same day", "10:45 pm"),
+    ("please call me before 7 a.m. if you can", "7 a.m."),
+    ("we had lunch at noon with the team", "noon"),
+    ("Abfahrt um 14:30 am Bahnhof", "14:30"),
+])
+def test_times_of_day_are_dates(text, time):
+    assert (time, "DATE") in _found(text, ("DATE",))
+
+
+def test_ratios_and_decimals_are_no_times():
+    assert _found("the ratio was 3:1, the pH 7.4 and version 2.10 shipped", ("DATE",)) == []
+
+
+@pytest.mark.parametrize("text,phone", [
+    ("our office number is (04121) 55823, ask for the desk", "(04121) 55823"),
+    ("dial +39 (0)6 4471 2290 from abroad", "+39 (0)6 4471 2290"),
+    ("my mobile is +4755512345.", "+4755512345"),
+    ("(07) 3224 5810-Home is the landline", "(07) 3224 5810"),
+    ("or try 015394 32871 in the evening", "015394 32871"),
+])
+def test_phones_with_bracketed_area_codes_trunk_prefixes_and_trailing_words(text, phone):
+    assert (phone, "PHONE") in _found(text, ("PHONE",))
+
+
+@pytest.mark.parametrize("text,address", [
+    ("Post it to:\n77 Lindenhof Allee 4\n Apt. 12\n Kassel\n\n Germany 3412", "77 Lindenhof Allee 4\n Apt. 12\n Kassel"),
+    ("Post it to:\n77 Birchmoor 4\n Apt. 12\n Kassel", "77 Birchmoor 4\n Apt. 12"),
+    ("we moved to 14 Kirke Vej, 4000 Roskilde.", "14 Kirke Vej, 4000 Roskilde"),
+    ("Ship to Via Garibaldi 8, 50123, Firenze (FI), thanks", "Via Garibaldi 8, 50123, Firenze (FI)"),
+    ("mail 88 Maple Crescent, Halifax, NS B3H 4R2 today", "88 Maple Crescent, Halifax, NS B3H 4R2"),
+    ("the form says Oakridge Lane 21, Brookfield,  4310", "Oakridge Lane 21, Brookfield,  4310"),
+])
+def test_addresses_with_unit_lines_trailing_towns_and_street_types_after_the_name(text, address):
+    found = _found(text, ("ADDRESS",))
+    assert any(address in f[0] for f in found), found
+
+
+def test_years_and_chapters_are_no_postcodes():
+    text = "In chapter 5, 2021 edition, we waited 3 hours at gate 12. On May 4, 2019 we met."
+    assert _found(text, ("ADDRESS",)) == []
+
+
+@pytest.mark.parametrize("text,name", [
+    ("hello, my name is tsegaye and i need help", "tsegaye"),
+    ("dear wojtkowiak, thanks for the note", "wojtkowiak"),
+])
+def test_an_unlisted_word_after_a_name_cue_is_a_name(entities, text, name):
+    """The word lists alone (no spaCy): a cue such as "my name is" or "dear" makes the next word a name."""
+    assert (name, "PERSON") in [(text[d.start:d.end], d.label) for d in entities.names.detect(text)]
+
+
+def test_an_unlisted_word_in_the_possessive_is_a_name(entities):
+    text = "we read Ofosuhene's letter today"
+    assert ("Ofosuhene's", "PERSON") in [(text[d.start:d.end], d.label) for d in entities.names.detect(text)]
+
+
+def test_spacy_spans_are_cut_to_what_identifies_and_names_widened(entities):
+    from dptext.privacy.lexical import refine
+    from dptext.privacy.recognizers import Detection
+
+    text = "Client 40718833 saw Tsegaye Baker a few months ago"
+    def at(piece, label):
+        return Detection(text.index(piece), text.index(piece) + len(piece), label, "spacy")
+
+    found = [at("Client 40718833", "DATE"), at("Baker", "PERSON"), at("a few months ago", "DATE")]
+    assert sorted((text[d.start:d.end], d.label) for d in refine(text, found, entities.names)) == [
+        ("40718833", "DATE"), ("Tsegaye Baker", "PERSON")]
+    text = "THE OLD TALES WERE SUNG BY ABENA"
+    found = [at("TALES", "PERSON"), at("SUNG", "PERSON"), at("SUNG BY ABENA", "PERSON")]
+    assert [text[d.start:d.end] for d in refine(text, found, entities.names)] == ["ABENA"]
+
+
+@pytest.mark.parametrize("text,name", [
+    ("HER SURNAME IS WOJTKOWIAK", "WOJTKOWIAK"),
+    ("we visited oyelowo adeyemi-okafor yesterday", "oyelowo adeyemi-okafor"),
+    ("the report from Kwabena Asantewaa's office came", "Kwabena Asantewaa's"),
+    ("is the dentist covered for Bertrand Kpodo?", "Bertrand Kpodo"),
+])
+def test_names_after_cues_unlisted_pairs_and_possessives(entities, text, name):
+    assert _covered(entities, text, name), [(text[s.start:s.end], s.label) for s in entities.detect(text)]
+
+
+@pytest.mark.parametrize("text", [
+    "Her maiden name was on the form, and the guardian signed it.",
+    "He's tired and I can't sleep.",
+    "She brings 8+ years of experience and will start next week.",
+])
+def test_dictionary_words_contractions_and_durations_are_no_entities(entities, text):
+    found = [(text[s.start:s.end], s.label) for s in entities.detect(text)]
+    assert not [f for f in found if f[1] in ("PERSON", "DATE")], found

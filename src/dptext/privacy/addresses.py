@@ -7,11 +7,17 @@ An address is found as *anchors* joined by short gaps:
   continental street (``Hauptstraße 12``, ``12 rue de la Paix``, ``Via Roma
   5``), a PO box (``P.O. Box 123``, ``po box 123``), a UK postcode
   (``SW1A 1AA``), a US ``City, ST 12345`` tail (ST one of the 50 states, DC and
-  territories) and US military addresses;
+  territories), US military addresses,
+  a street type written after the name with a house number (``186 Tycho Jessens
+  Vej``, ``Gosposka ulica 58``) and a Canadian postcode (``T2V 2W2``);
 * weak anchors: a postal code (``10115 Berlin``, ``38-609``, ``874 81``,
-  ``BY 91714``), a unit (``Apt. 353``) and words followed by a house number
-  (``Birkimelur 59``); kept next to a strong anchor or to a weak anchor of
-  another kind.
+  ``BY 91714``, ``, 802`` after a town), a unit (``Apt. 353``) and words
+  followed by a house number (``Birkimelur 59``, ``Recanto Rodrigues, 72,``);
+  kept next to a strong anchor or to a weak anchor of another kind.
+
+An address then takes a house number right before it and up to two ``, Town``
+segments after it (with a region such as ``(FC)`` or ``/ GO``), stopping at a
+stop word or a frequent English word.
 
 Consecutive anchors separated by at most four words and commas or line
 breaks (the town between a street and its postcode) merge into one address;
@@ -82,14 +88,72 @@ POSTCODE_CITY = re.compile(rf"(?<![\w-]){_POSTCODE}\s{{1,3}}{_PLACE}(?:\s{{1,3}}
 BARE_POSTCODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,2}-\d{4,5}|\d{2}-\d{3}|\d{5}-\d{3}|\d{3}\s\d{2}|\d{5}|"
                            r"\d{4}\s?[A-Z]{2})(?![\w/-])", re.IGNORECASE)
 # weak: words then a house number (continental order), and a two-letter region before a postcode
-STREET_LIKE = re.compile(rf"(?<![\w-])(?:{_W}\s{{1,3}}){{0,3}}{_W}\s{{1,3}}\d{{1,5}}[a-z]?\.?(?![\w/-])", re.IGNORECASE)
+# (a leading number is a house or building number: "443 Prenzlauer Allee 20"; "Recanto Rodrigues, 72,": the
+# number between commas)
+STREET_LIKE = re.compile(rf"(?<![\w-])(?:(?!(?:19|20)\d\d\b)\d{{1,5}}[a-z]?[ \t]{{1,3}})?(?:{_W}[ \t]{{1,3}}){{0,3}}{_W}"
+                         rf"(?:[ \t]{{1,3}}\d{{1,5}}[a-z]?\.?(?![\w/-])|,[ \t]{{1,3}}\d{{1,5}}[a-z]?(?=,|\s*$))",
+                         re.IGNORECASE | re.MULTILINE)
+# a street type written as its own word after the name, in languages where it follows: "Tycho Jessens Vej",
+# "Gosposka ulica 58", "Berings gate 210"; a house number before or after it is required
+_AFTER = (r"(?:vej|gade|gate|gata|gatan|vägen|veien|ulica|ulice|utca|út|körút|krt\.?|tér|allee|weg|laan|straat|"
+          r"straße|strasse|tie|katu|põik|tee|iela|gatvė|cesta)")
+STREET_AFTER = re.compile(rf"(?<![\w-])\d{{1,5}}[a-z]?\s{{1,3}}(?:{_W}\s{{1,3}}){{1,3}}{_AFTER}(?![\w-])"
+                          rf"(?:\s{{1,3}}\d{{1,5}}[a-z]?\b)?"
+                          rf"|(?<![\w-])(?:{_W}\s{{1,3}}){{1,3}}{_AFTER}\s{{1,3}}\d{{1,5}}[a-z]?\b", re.IGNORECASE)
+# a short postal code after a town and a comma ("Selfoss,  802", "Cebbala, 43 9122", "Larnaka, LA 6012")
+TOWN_CODE = re.compile(r"(?<=,)[ \t]{1,3}(?:[A-Z]{2}[ \t]{1,3})?(?!(?:19|20)\d\d\b)\d{3,5}(?:[ -]\d{2,4})?(?![\w/-])")
+# Canadian postal codes: "T2V 2W2"
+CA_POSTCODE = re.compile(r"(?<![\w-])[A-Z]\d[A-Z]\s?\d[A-Z]\d(?![\w-])", re.IGNORECASE)
 REGION_ZIP = re.compile(r"(?<![\w-])[A-Z]{2}\s{1,3}\d{4,5}(?![\w-])")
 BARE_UNIT = re.compile(r"\b(?:flat|apt\.?|apartment|unit|suite|studio)\s*#?\d{1,5}[a-z]?\b", re.IGNORECASE)
 # one comma- or line-separated segment before an address tail: a town, a street name, a unit
 _BACK = re.compile(r"(?:(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?|\d{1,5}[a-z]?|"
                    rf"(?:{_W}\s{{1,3}}){{0,3}}{_W})\s*[,\n]\s*$", re.IGNORECASE)
 _UNIT_LEAD = re.compile(r"(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?,?\s{1,3}$", re.IGNORECASE)
-_GAP = re.compile(r"[\s,]*(?:[^\W\d_][\w'’.-]*[\s,]+){0,4}", re.IGNORECASE)
+_GAP = re.compile(r"[\s,>]*(?:[^\W\d_][\w'’.-]*[\s,>]+){0,4}", re.IGNORECASE)  # ">": a quoted e-mail's lines
+
+
+def _letters(s):
+    return [w.casefold() for w in re.findall(r"[^\W\d_]+", s)]
+
+
+def _drop_stop_tail(text, m, stop):
+    """A postcode-and-town match without the stop words at its end ("12345 since", "8609 Stenderup you");
+    None when no town word is left."""
+    words = [(w.start(), w.end()) for w in re.finditer(r"[^\s()/]+", m.group(0))]
+    region = re.search(r"(?:\s\([A-Z]{2}\)|\s/\s[A-Z]{2})$", m.group(0), re.IGNORECASE)
+    if region:
+        return m.start(), m.end(), "postcode"
+    while len(words) > 1 and m.group(0)[words[-1][0]:words[-1][1]].casefold() in stop:
+        words.pop()
+    return (m.start(), m.start() + words[-1][1], "postcode") if len(words) > 1 else None
+
+
+_NUMBER_LEAD = re.compile(r"(?<![\w,.-])\d{1,5}[a-z]?\s{1,3}$", re.IGNORECASE)  # "1340 Grev Moltkevej": the house number
+# after an address, a comma and a town, with a region in brackets or after a slash: ", Tessello (FC)", ", Duarte / GO"
+_TOWN = re.compile(r",\s{1,3}((?:['’]?[^\W\d_][\w'’.-]*\s{1,3}){0,2}['’]?[^\W\d_][\w'’.-]*)"
+                   r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b)?", re.IGNORECASE)
+
+
+def _forward(text: str, end: int, stop: frozenset) -> int:
+    """``end`` moved over up to two ``, Town`` segments whose words are neither stop words nor frequent English words."""
+    common = _common_words()
+    for _ in range(2):
+        m = _TOWN.match(text, end)
+        if not m or any(w.casefold().strip(".'’") in stop or common(w.casefold()) for w in m.group(1).split()):
+            break
+        end = m.end()
+    return end
+
+
+@functools.cache
+def _common_words():
+    try:
+        from dptext.privacy.gazetteers import lexicon
+
+        return lexicon().common
+    except Exception:  # noqa: BLE001 - without the word lists only stop words end a town
+        return lambda w: False
 
 
 @functools.cache
@@ -105,15 +169,17 @@ def find(text: str):
     """(start, end) of the addresses in ``text``."""
     strong = []
     for kind, pat in (("strong", STREET), ("strong", CONTINENTAL), ("strong", PO_BOX), ("tail", UK_POSTCODE),
-                      ("tail", CITY_STATE_ZIP), ("strong", MILITARY)):
+                      ("tail", CITY_STATE_ZIP), ("strong", MILITARY), ("strong", STREET_AFTER),
+                      ("tail", CA_POSTCODE)):
         strong.extend((m.start(), m.end(), kind) for m in pat.finditer(text))
     stop = _stop_words()
-    weak = [(m.start(), m.end(), "postcode") for m in POSTCODE_CITY.finditer(text)
-            if m.group(0).split()[-1].casefold() not in stop  # "12345 since" is no place
-            and not re.match(r"(?:19|20)\d\d\s", m.group(0))]  # nor is "2020 report"
+    weak = [w for m in POSTCODE_CITY.finditer(text)
+            if not re.match(r"(?:19|20)\d\d\s", m.group(0))  # "2020 report" is no place
+            for w in [_drop_stop_tail(text, m, stop)] if w]
     for kind, pat in (("postcode", BARE_POSTCODE), ("postcode", REGION_ZIP), ("unit", BARE_UNIT),
-                      ("street", STREET_LIKE)):
-        weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)]
+                      ("street", STREET_LIKE), ("postcode", TOWN_CODE)):
+        weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)
+                 if not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop]  # "2020 we", "IN 1090"
     groups: list[list] = []
     for s, e, kind in sorted(strong + weak):
         if groups and (s <= groups[-1][1] or _GAP.fullmatch(text, groups[-1][1], s)):
@@ -123,12 +189,12 @@ def find(text: str):
         else:
             groups.append([s, e, {kind}])
     for s, e, kinds in groups:
-        if not kinds & {"strong", "tail"} and not ("postcode" in kinds and len(kinds) > 1):  # "Main 5, 12345"
+        if not kinds & {"strong", "tail"} and len(kinds) < 2:  # two kinds of weak anchor: "Main 5, 12345", "Allee 20, Apt. 3"
             continue
         for _ in range(3 if kinds & {"tail", "postcode"} else 0):  # town, street and unit lines before the tail: "Flat 16, Rogers Creek, Rosieview, TN63 1RS"
             m = _BACK.search(text, max(0, s - 60), s)
             if not m or text[m.start():s].split()[0].casefold().strip(",") in stop:
                 break
             s = m.start()
-        lead = _UNIT_LEAD.search(text, max(0, s - 20), s)
-        yield (lead.start() if lead else s), e
+        lead = _UNIT_LEAD.search(text, max(0, s - 20), s) or _NUMBER_LEAD.search(text, max(0, s - 8), s)
+        yield (lead.start() if lead else s), _forward(text, e, stop)

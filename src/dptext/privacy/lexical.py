@@ -7,7 +7,10 @@
   word list knows (``kowalczyk``). A run is a name when it holds a
   *distinctive* name (a listed name that is not a frequent English word), or a
   given name followed by a surname, or follows a title (``Mr``, ``Dr.``,
-  ``Prof`` …; the title itself stays public). Frequent words at the edges of a
+  ``Prof`` …; the title itself stays public) or a cue (``my name is``,
+  ``dear``, ``patient``, ``kid`` …), or is two or three unlisted words or one
+  in the possessive (capitalized, in ordinary casing). A surname that is also
+  an English word (``maiden``) is ambiguous. Frequent words at the edges of a
   run (``call maria``) are trimmed unless they pair with a name
   (``mark lopez``).
 * :class:`MedicalDetector` (label ``MEDICAL``): the longest WordNet medical
@@ -15,6 +18,8 @@
   ``migraines``), extended over a leading ``type 1`` / ``chronic`` / ``stage
   IV`` … and over up to three words before a head noun (``disease``,
   ``disorder``, ``syndrome``, ``cancer`` …).
+* :func:`refine`: spaCy's DATE and PERSON spans cut to what identifies, and
+  person names widened over adjacent unlisted words.
 * :func:`recase`: a copy of the text, same length, with lower- and upper-case
   words written as a proper noun would be when they are name-like, so spaCy's
   case-sensitive model sees ``Maria Lopez`` in ``maria lopez``.
@@ -54,6 +59,8 @@ class NameDetector:
         s, e, w = tok
         lex = self.lex
         first, last = w in lex.first, w in lex.last
+        if not (first or last) and "'" in w:  # o'brien is listed as obrien
+            first, last = w.replace("'", "") in lex.first, w.replace("'", "") in lex.last
         initial = len(w) == 1 and w.isalpha() and (e < len(text) and text[e] == "." or text[s].isupper())
         if initial:
             return "initial"
@@ -61,27 +68,47 @@ class NameDetector:
             return None
         if first or last:
             base = w.split("'")[0]
-            return ("first" if first else "last") + ("-common" if lex.common(base) else "")
+            # a surname that is also an English word ("maiden", "lingo", "guardian") is ambiguous like a frequent
+            # word; a given-name list is curated, so "maria" (also a plural of "mare") stays a name
+            ambiguous = lex.common(base) or not first and lex.is_word(base)
+            return ("first" if first else "last") + ("-common" if ambiguous else "")
+        stem, _, clitic = w.partition("'")
+        if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and (stem in lex.stop or lex.is_word(stem)):
+            return None  # a contraction or possessive of a word: "it's", "can't", "i'm"
         if not lex.is_word(w):
             return "unknown"
         return None
 
     def detect(self, text: str) -> list[Detection]:
         toks = _tokens(text)
-        kinds = [self._kind(text, t) for t in toks]
+        # a handle or hashtag (@united, #deflategate) is no name word
+        kinds = [None if t[0] and text[t[0] - 1] in "@#" else self._kind(text, t) for t in toks]
+        ordinary = None
         out = []
         i, n = 0, len(toks)
+        cued = _cued(text, toks, self.lex)
         while i < n:
             titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
             start = i + 1 if titled else i
+            if i in cued and not titled:  # "my name is kowalczyk": a name even if unlisted
+                titled, start = True, i
+                kinds[i] = kinds[i] or "unknown"
             if kinds[start] is None if start < n else True:
                 i += 1
                 continue
             j = start
-            while j + 1 < n and kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1]):
+            while (j + 1 < n and kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1])
+                   and j + 1 not in cued):  # a cued word starts its own run
                 j += 1
             run = list(range(start, j + 1))
             keep = self._accept(run, kinds, titled)
+            if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
+                keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
+            if keep and not titled and all(kinds[k] == "unknown" for k in keep):
+                # unlisted words alone: in ordinarily cased text only when written as proper nouns
+                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
+                if ordinary and not all(text[toks[k][0]].isupper() for k in keep):
+                    keep = None
             if keep:
                 out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
             i = j + 1
@@ -95,21 +122,130 @@ class NameDetector:
         lo, hi = 0, len(run) - 1
         # trim edge words that are not a name on their own and do not pair with their neighbour
         while not titled and lo < hi and not strong[lo] and not (
-                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial"))
-                or ks[lo] == "unknown" and ks[lo + 1] == "last"):  # rościsław jaworski
+                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial", "unknown"))
+                or ks[lo] == "unknown" and ks[lo + 1] in ("last", "unknown")):  # rościsław jaworski, zinovy gorshkov
             lo += 1
         while hi > lo and not strong[hi] and not (
                 (strong[hi - 1] or ks[hi - 1].startswith("first")) and ks[hi].startswith(("last", "first-common"))
-                or ks[hi] == "unknown" and ks[hi - 1] in ("first", "initial")):
+                or ks[hi] == "unknown" and ks[hi - 1].startswith(("first", "initial", "unknown"))):
             hi -= 1
         if titled:
             return None if all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2 else run[lo : hi + 1]
-        if lo == hi and not strong[lo]:
-            return None
+        if lo == hi and not strong[lo] or all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2:
+            return None  # a lone ambiguous word; four unlisted words in a row are more likely a foreign phrase
         if not any(strong[lo : hi + 1]) and not (
-                hi > lo and ks[lo].startswith(("first", "initial")) and ks[hi].startswith(("last", "unknown"))):
+                hi > lo and ks[lo].startswith(("first", "initial", "unknown")) and ks[hi].startswith(("last", "unknown"))):
             return None
         return run[lo : hi + 1]
+
+
+# phrases after which the next word is a person's name: introductions, greetings, sign-offs, roles
+_CUES = ("my name is", "name is", "names are", "named", "called", "dear", "hi", "hello", "thanks", "thank you",
+         "signed", "sincerely", "regards", "cheers", "love", "patient", "pt", "client", "tenant", "attn", "attention",
+         "c/o", "son", "daughter", "wife", "husband", "kid", "child", "mother", "father", "mom", "dad", "brother",
+         "sister", "uncle", "aunt", "grandson", "granddaughter", "nephew", "niece", "cousin", "friend", "boss",
+         "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka")
+_CUE_KEYS = {tuple(c.split()) for c in _CUES}
+_CUE_MAX = max(len(k) for k in _CUE_KEYS)
+
+
+def _cued(text, toks, lex):
+    """Indices of tokens right after a name cue that are not frequent English words (so "dear all" is not cued)."""
+    words = [t[2] for t in toks]
+    out = set()
+    for i in range(1, len(toks)):
+        w = words[i]
+        listed = (w in lex.first or w in lex.last) and not lex.common(w)
+        if len(w) < 2 or lex.is_word(w) and not listed:  # "dear all", "love pizza"
+            continue
+        if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:") != "":
+            continue  # the cue and the name are separated by a space, comma or colon only
+        for k in range(1, min(_CUE_MAX, i) + 1):
+            if tuple(words[i - k:i]) in _CUE_KEYS and all(toks[j][1] + 1 == toks[j + 1][0] for j in range(i - k, i - 1)):
+                out.add(i)
+                break
+    return out
+
+
+_CALENDAR = frozenset("january february march april may june july august september october november december "
+                      "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
+                      "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
+
+
+_DURATION = re.compile(r"(?:(?:about|over|almost|nearly|around|more than|less than|the|a|an|past|last|next)\s+)*"
+                       r"\d+\+?\s*(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)(?:\s+(?:old|ago|later))?",
+                       re.IGNORECASE)
+
+
+def _trim(text, d, keep):
+    """``d`` without the words at its edges that fail ``keep`` (None when no word is left)."""
+    words = [m for m in re.finditer(r"[^\s,;:()\[\]\"]+", text[d.start:d.end])]
+    while words and not keep(words[0].group(0)):
+        words.pop(0)
+    while words and not keep(words[-1].group(0)):
+        words.pop()
+    if not words:
+        return None
+    return Detection(d.start + words[0].start(), d.start + words[-1].end(), d.label, d.detector)
+
+
+def refine(text: str, detections: list, names: "NameDetector") -> list:
+    """spaCy's entities cut to what identifies someone, and person names widened over adjacent name-like words.
+
+    * A spaCy ``DATE`` / ``TIME`` keeps the words that hold a digit, a month or a weekday: ``next week``,
+      ``a few months ago`` and ``the year`` name no date and go; ``Member 92817139`` loses ``Member``.
+    * A spaCy ``PERSON`` loses edge words that are English words and no listed name (``passport``, ``Tales``),
+      and listed names that are frequent English words unless ordinary casing marks them (``Rose`` stays;
+      ``SAID``, ``SONG`` go: the recased copy of upper-case text reads such words as names).
+    * Every ``PERSON`` span grows over up to two adjacent name-like words on each side (an unlisted given name
+      before a found surname: ``Şuayp Ertaş``, ``ISAQUE NASCIMENTO``); a listed name that is also an
+      English word is not taken this way.
+    """
+    lex = names.lex
+    ordinary = None
+    out = []
+    for d in detections:
+        if d.detector == "spacy" and d.label in ("DATE", "TIME") and _DURATION.fullmatch(text[d.start:d.end]):
+            d = None  # "8+ years", "three days ago": a length of time, no date
+        elif d.detector == "spacy" and d.label in ("DATE", "TIME"):
+            d = _trim(text, d, lambda w: any(c.isdigit() for c in w) or w.casefold().strip(".") in _CALENDAR)
+        elif d.detector == "spacy" and d.label == "PERSON":
+            ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
+
+            def keep(w):  # a listed name that is a frequent word counts only when casing marks it ("Rose")
+                f = w.casefold().replace("’", "'").strip(".'-")
+                f = f[:-2] if f.endswith("'s") else f
+                listed = f in lex.first or f in lex.last
+                return (not f.isalpha() or not lex.is_word(f)
+                        or listed and (not lex.common(f) or ordinary and w[:1].isupper() and not w.isupper()))
+            d = _trim(text, d, keep)
+        if d is not None:
+            out.append(d)
+    return _widen(text, out, names)
+
+
+def _widen(text, detections, names):
+    persons = [d for d in detections if d.label == "PERSON"]
+    if not persons:
+        return detections
+    toks = _tokens(text)
+    by_end = {t[1]: i for i, t in enumerate(toks)}
+    by_start = {t[0]: i for i, t in enumerate(toks)}
+    out = [d for d in detections if d.label != "PERSON"]
+    for d in persons:
+        s, e = d.start, d.end
+        for _ in range(2):
+            i = by_end.get(s - 1)
+            if i is None or text[s - 1] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common"):
+                break
+            s = toks[i][0]
+        for _ in range(2):
+            i = by_start.get(e + 1)
+            if i is None or text[e] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common"):
+                break
+            e = toks[i][1]
+        out.append(Detection(s, e, d.label, d.detector))
+    return out
 
 
 def _adjacent(text, a, b, title=False):

@@ -183,6 +183,10 @@ class EntitiesPolicy(Policy):
                 found.extend(self.spacy.detect(copy if len(copy) == len(text) else text))
             elif self.spacy is not None:
                 found.extend(self.spacy.detect(text, recase(text, self.names) if self.names is not None else None))
+            if self.names is not None:  # spaCy's spans cut to what identifies, names widened over name-like words
+                from dptext.privacy.lexical import refine
+
+                found = refine(text, found, self.names)
             if self.wordlist is not None:
                 found.extend(self.wordlist.detect(text))
         except Exception as exc:  # noqa: BLE001 - a failing detector must not let text pass in clear

@@ -7,7 +7,8 @@ matches that pass it:
 * ``EMAIL``: ``local@domain.tld``;
 * ``URL``: ``http(s)://…``, ``www.…`` and bare domains with a common TLD;
 * ``PHONE``: 7 to 15 digits in groups separated by spaces, dots or dashes,
-  optional ``+CC`` / ``00CC`` / ``001`` prefix, optional ``(area)`` and
+  optional ``+CC`` / ``00CC`` / ``001`` prefix (and a bracketed trunk ``(0)``),
+  optional ``(area)`` of up to 5 digits and
   ``x123`` / ``ext. 123`` extension, at least three digit groups unless
   written with ``+`` or ``(``; a bare run of 10 or 11 digits (a North American
   number written without separators); ISO dates and SSNs are excluded;
@@ -24,7 +25,8 @@ matches that pass it:
   (``USNS …``, ``Unit … Box …``, ``PSC …``, ``APO/FPO/DPO AA 12345``) and the
   ``City, ST 12345`` tail;
 * ``DATE``: numeric (``03/04/2021``, ``2021-03-04``) and written dates
-  (``March 3, 2021``, ``3 Mar 2021``).
+  (``March 3, 2021``, ``3 Mar 2021``), and times of day (``12:10``,
+  ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
 
 All patterns are compiled once; :func:`recognize` runs the selected ones over
 a text and returns :class:`Detection` records (start, end, label, detector).
@@ -80,14 +82,17 @@ EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?
 URL = re.compile(r"(?<![\w@/.-])(?:(?:https?|ftp)://[^\s<>\"']+|www\.[^\s<>\"']+|"
                  rf"(?:[A-Za-z0-9-]{{1,63}}\.){{1,8}}(?:{_TLDS})(?:/[^\s<>\"']*)?(?![\w@.-]))", re.IGNORECASE)
 _SEP = r"[ .\-]"
+# a number ends at a space, a sentence stop or a dash before a word ("6301-Office"), not inside a longer token
+_END = r"(?![\w/]|[.-]\d|-[^\W\d_]{0,2}\d)"
 PHONE = re.compile(
-    r"(?<![\w+/.-])(?:(?:\+|00)\d{1,3}" + _SEP + r"?|001-|1-)?"
-    r"(?:\(\d{1,4}\)" + _SEP + r"?|\d{1,4}" + _SEP + r")"
-    r"\d{2,4}(?:" + _SEP + r"?\d{2,4}){0,3}"
-    r"(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?(?![\w/-])"
-    r"|(?<![\w+/.-])\+?\d{10,11}(?:\s?x\d{1,6})?(?![\w/.-])", re.IGNORECASE)
+    r"(?<![\w+/.-])(?:(?:\+|00)\d{1,3}(?:\s?\(0\))?" + _SEP + r"?|001-|1-)?"  # +33 (0)5 …: the trunk zero in brackets
+    r"(?:\(\d{1,5}\)" + _SEP + r"?|\d{1,4}" + _SEP + r")"  # (09403) 79693: a German area code has up to 5 digits
+    r"\d{2,7}(?:" + _SEP + r"?\d{2,4}){0,3}"
+    r"(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?" + _END +
+    r"|(?<![\w+/.-])\+?\d{10,12}(?:\s?x\d{1,6})?" + _END, re.IGNORECASE)
 LOCAL_PHONE = re.compile(r"\d{3}[.-]\d{4}")
-NATIONAL_PHONE = re.compile(r"(?<![\w+/.-])0\d{3,4}[ -]?\d{3}[ -]?\d{3,4}(?![\w/-])")  # 07700 900123
+# national numbers with a trunk 0: 07700 900123, 016977 0062, 08652 41 94 73 (9 to 12 digits, checked below)
+NATIONAL_PHONE = re.compile(r"(?<![\w+/.-])0\d{2,5}(?:[ -]?\d{2,4}){1,4}" + _END)
 ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
 IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)")
@@ -109,6 +114,14 @@ DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\
                   rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
                   rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?:,?\s+\d{{4}})?\b"
                   rf"|\b{_MONTHS}\s+\d{{4}}\b", re.IGNORECASE)
+
+
+# times of day, labelled DATE (a time next to a date pins an event down further): 12:10, 10:30 pm, 7 a.m., noon
+_AMPM = r"\s?[ap]\.?\s?m\b\.?"
+TIME = re.compile(rf"(?<![\w:.])(?:1[0-2]|0?\d):[0-5]\d(?::[0-5]\d)?(?:{_AMPM})?(?![\w:])"
+                  rf"|(?<![\w:.])(?:1[3-9]|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\w:])"  # 24-hour: "14:30 am" is German
+                  rf"|(?<![\w:.])(?:1[0-2]|0?[1-9])(?:[.][0-5]\d)?{_AMPM}(?!\w)"
+                  r"|\b(?:noon|midday|midnight)\b|\b(?:1[0-2]|0?[1-9])\s?o['’]\s?clock\b", re.IGNORECASE)
 
 
 def _digits(s: str) -> str:
@@ -144,7 +157,8 @@ def _phones(text):
                 continue
         yield s, e
     for m in NATIONAL_PHONE.finditer(text):
-        yield m.start(), m.end()
+        if 9 <= len(_digits(m.group(0))) <= 12 and not ISO_DATE.fullmatch(m.group(0)):
+            yield m.start(), m.end()
 
 
 def _cards(text):
@@ -187,6 +201,8 @@ def _addresses(text):
 
 def _dates(text):
     for m in DATE.finditer(text):
+        yield m.start(), m.end()
+    for m in TIME.finditer(text):
         yield m.start(), m.end()
 
 

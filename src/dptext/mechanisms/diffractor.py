@@ -29,7 +29,6 @@ pieces, so every unit of ``V`` has one).
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -87,14 +86,10 @@ def chain_for(space, model: str, progress=None) -> np.ndarray:
 
         with build_stage(progress, f"1-Diffractor list {model} over {space.name}", BUILD_ESTIMATE_S.get(model, 60.0),
                          path):
-            t0 = time.perf_counter()
             order = greedy_chain(model_vectors(space, model), start=0)
-            chain_for.last_build_s = time.perf_counter() - t0
         cache.save_npy(path, order)
     return cache.load_npy(path)
 
-
-chain_for.last_build_s = None
 
 
 def geometric_row(i: np.ndarray, n: int, epsilon: float) -> np.ndarray:
@@ -234,12 +229,13 @@ class Diffractor(Mechanism):
     def privacy(self) -> PrivacyClaim:
         dmax = float(self.space.size - 1)
         cap = dmax if self.method == "geometric" else min(dmax, float(self.gamma))
+        per_list, per_list_tem = "truncated geometric", "TEM with the utility −min(|Δ|, γ)"
         return PrivacyClaim(
             mechanism=self.name, epsilon=self.epsilon, kind="metric-dp", bound=self.epsilon * cap,
-            scope=("ε·D(x,x')-metric-DP, D = max over the lists of the list-index distance |π_l(x) − π_l(x')| "
-                   + ("(truncated geometric on each list" if self.method == "geometric" else
-                      "(TEM with the utility −min(|Δ|, γ) on each list") + "; a uniform mixture over lists); "
-                   "bound = ε·" + ("(|V| − 1)" if self.method == "geometric" else "min(|V| − 1, γ)") + " over V"),
+            scope=("ε·D(x,x')-metric-DP, D = max over the lists of the list-index distance |π_l(x) − π_l(x')| ("
+                   + (per_list if self.method == "geometric" else per_list_tem) + " on each list; a uniform mixture "
+                   "over lists); bound = ε·" + ("(|V| − 1)" if self.method == "geometric" else "min(|V| − 1, γ)")
+                   + " over V"),
             details={"method": self.method, "gamma": self.gamma, "lists": list(self.lists), "d_max": dmax,
                      "metric": "list-index"},
         )

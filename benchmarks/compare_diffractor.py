@@ -87,7 +87,7 @@ WORKER = textwrap.dedent('''
                 break
         return outs, time.perf_counter() - t
     outs3, secs3 = run(job["text"], budget)
-    res.update(core_units=len(outs3), core_s=secs3)
+    res.update(core_units=len(outs3), core_s=secs3, core_out=outs3)
     res["draws"] = {w: run([w] * job["draws"], budget)[0] for w in job["words"]}
     res["list"] = list(df.mgr.lists[0])
     res["rss_mb"] = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
@@ -162,7 +162,7 @@ def rows(space, texts, args) -> list[dict]:
     own_list = np.asarray(mine.orders[0])
     peer_list = space.lookup_many(peer["list"])
     eq, eq_rows = equality(space, with_list(mine, space, peer["list"]), peer["draws"])
-    n_p = len(peer["text_out"])
+    n_p = len(peer["core_out"])
     return [{
         "mechanism": "diffractor", "peer": f"dp-diffractor 0.2.1 ({method})", "seconds": time.perf_counter() - t,
         "equal": bool(eq), "equality": [{"word": w, "n": n, "p": p, "tv": tv} for w, n, p, tv in eq_rows],
@@ -176,9 +176,10 @@ def rows(space, texts, args) -> list[dict]:
         "peer_warm": peer["warm_units"] / peer["warm_s"], "ours_warm": len(texts) / ours["warm_s"],
         "peer_core_warm": peer["core_units"] / peer["core_s"],
         "peer_rss_mb": peer["rss_mb"], "ours_rss_mb": ours["rss_mb"],
-        "retention_peer": float(np.mean([a == b for a, b in zip(texts, peer["text_out"])])),
+        # retention and KNN from the per-token outputs (one per unit; rewrite's detokenised text can merge units)
+        "retention_peer": float(np.mean([a == b for a, b in zip(texts, peer["core_out"])])),
         "retention_ours": float(np.mean([a == (b or "").lower() for a, b in zip(texts, ours["text_out"])])),
-        "knn_peer": knn_success(space, texts[:n_p], peer["text_out"]),
+        "knn_peer": knn_success(space, texts[:n_p], peer["core_out"]),
         "knn_ours": knn_success(space, texts, [(o or "").lower() for o in ours["text_out"]]),
     }]
 

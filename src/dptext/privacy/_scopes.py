@@ -118,12 +118,19 @@ def free_anchors(mech, domain: np.ndarray, m: int, rng) -> np.ndarray:
     return np.concatenate([uniform, frequent])
 
 
+def claim_distances(mech, x: int, ys) -> np.ndarray:
+    """``d(x, y)`` in the claim's metric: the mechanism's own (``claim_distances``, e.g. 1-Diffractor's
+    list-index distance) when it has one, else the space's embedding distance."""
+    own = getattr(mech, "claim_distances", None)
+    return own(x, ys) if own is not None else mech.space.distances([x], ys)[0]
+
+
 def all_pairs(mech, anchors: np.ndarray, rows: RowCache, metric: bool) -> list[PairValue]:
     out = []
     for a in range(len(anchors)):
         for b in range(a + 1, len(anchors)):
             x, x2 = int(anchors[a]), int(anchors[b])
-            d = float(mech.space.distances([x], [x2])[0, 0])
+            d = float(claim_distances(mech, x, [x2])[0])
             if metric:
                 lr, y = metric_log_ratio(rows(x), rows(x2), mech.epsilon * d)
             else:
@@ -137,7 +144,7 @@ def metric_pairs(mech, pool: np.ndarray, n_pairs: int, rng, rows: RowCache) -> l
     anchors = rng.choice(pool, size=min(len(pool), anchors_for(n_pairs)), replace=False)
     out = all_pairs(mech, anchors, rows, metric=True)
     for x in anchors[: min(len(anchors), 10)].tolist():  # nearest neighbour in the pool: small d(x, x')
-        d = mech.space.distances([x], pool)[0]
+        d = np.array(claim_distances(mech, x, pool), dtype=np.float64)
         d[pool == x] = np.inf
         x2 = int(pool[int(np.argmin(d))])
         dist = float(d.min())

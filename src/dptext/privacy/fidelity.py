@@ -84,6 +84,10 @@ def _family(mech) -> str:
 
     if reference_metricdp.handles(mech):  # the word-level metric-DP family (its own reference module)
         return "metricdp"
+    from dptext.privacy import reference_diffractor
+
+    if reference_diffractor.handles(mech):
+        return "diffractor"
     for cls, fam in ((RanText, "rantext"), (SanText, "santext"), (CusText, "custext"), (Cape, "cape"),
                      (NoiseMapper, "noise")):
         if isinstance(mech, cls):
@@ -109,6 +113,10 @@ def reference_draws(mech, x: int, n: int, rng: np.random.Generator, context: str
         from dptext.privacy import reference_metricdp
 
         return reference_metricdp.draws(mech, x, n, rng)
+    if fam == "diffractor":
+        from dptext.privacy import reference_diffractor
+
+        return reference_diffractor.draws(mech, x, n, rng)
     if fam == "rantext":
         dist = _metric_row(sp, x)
         return ref.rantext_draw(sp.embeddings, dist, eps, float(mech.z), n, rng)
@@ -190,7 +198,8 @@ def compare(mech, units, *, samples: int = 4000, seed: int | None = None, alpha:
             fast = np.asarray(mech.sample(i, samples, rng, context=context), dtype=np.int64)
         slow = reference_draws(mech, i, samples, rng, context)
         stat, dof, p = homogeneity(fast, slow)
-        dist = mech.space.distances([i])[0].astype(np.float64)
+        dist = (mech.space.distances([i])[0].astype(np.float64) if not hasattr(mech, "claim_distances")
+                else np.asarray(mech.claim_distances(i, np.arange(mech.space.size)), dtype=np.float64))
         edges = np.unique(np.quantile(dist[np.concatenate([fast, slow])], np.linspace(0.1, 0.9, 9)))
         _, _, p_d = homogeneity(np.searchsorted(edges, dist[fast], side="right"),
                                 np.searchsorted(edges, dist[slow], side="right"))

@@ -1,6 +1,8 @@
 """dptext's word-level metric-DP mechanisms side by side with the peer package ``mldp-text``.
 
-    python benchmarks/compare_peers.py [--units 10000] [--draws 5000] [--epsilon 10]
+    python benchmarks/compare_peers.py [--units 10000] [--draws 5000] [--epsilon 10] [--only NAME,...]
+
+(1-Diffractor's rows come from ``benchmarks/compare_diffractor.py``, run from here at ``--diffractor-epsilon``.)
 
 * Installs ``mldp-text==0.1.2`` and ``dp-diffractor==0.2.1`` into a separate virtual environment under
   ``$DPTEXT_CACHE_DIR/peers`` (never the project's ``.venv``) on first use, with pip from PyPI.
@@ -228,8 +230,11 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=5000)
     ap.add_argument("--epsilon", type=float, default=10.0)
     ap.add_argument("--peer-seconds", type=float, default=60.0)
-    ap.add_argument("--mechanisms", "--only", dest="mechanisms", default=",".join(PEER),
+    ap.add_argument("--mechanisms", "--only", dest="mechanisms", default=",".join([*PEER, "diffractor"]),
                     help="comma-separated dptext names, e.g. --only truncated-gumbel,syntf")
+    ap.add_argument("--diffractor-epsilon", type=float, default=1.0,
+                    help="ε for 1-Diffractor (its ε is per list position, so ε = 10 would leave every unit)")
+    ap.add_argument("--diffractor-method", choices=["geometric", "tem"], default="geometric")
     args = ap.parse_args()
     from dptext import cache
     from dptext.mechanisms import get_mechanism
@@ -241,9 +246,9 @@ def main() -> None:
     emb = embeddings_file(space, root)
     text = real_text(space, args.units)
     names = args.mechanisms.split(",")
-    unknown = [n for n in names if n not in PEER]
+    unknown = [n for n in names if n not in PEER and n != "diffractor"]
     if unknown:
-        ap.error(f"unknown mechanism(s) {', '.join(unknown)}; choose from {', '.join(PEER)}")
+        ap.error(f"unknown mechanism(s) {', '.join(unknown)}; choose from {', '.join([*PEER, 'diffractor'])}")
     job = root / "job.json"
     spec = {"text": text, "words": WORDS, "draws": args.draws}
     if "syntf" in names:
@@ -256,7 +261,15 @@ def main() -> None:
     (root / "ours.py").write_text(OURS_WORKER)
     env = {**os.environ, "HOME": str(root / "home"), "NLTK_DATA": str(root / "nltk_data")}
     print(f"text: {len(text)} units of tweets; ε = {args.epsilon}; peer mldp-text 0.1.2 in {root}")
-    for name in names:
+    if "diffractor" in names:  # the dp-diffractor peer has its own worker (benchmarks/compare_diffractor.py)
+        import compare_diffractor
+
+        dargs = argparse.Namespace(epsilon=args.diffractor_epsilon, method=args.diffractor_method, gamma=5,
+                                   draws=args.draws, peer_seconds=args.peer_seconds)
+        print(f"1-Diffractor at ε = {dargs.epsilon} ({dargs.method}), peer dp-diffractor 0.2.1, one GloVe-50d list")
+        for row in compare_diffractor.rows(space, text, dargs):
+            compare_diffractor.print_row(row)
+    for name in (n for n in names if n != "diffractor"):
         cls, popts = PEER[name]
         if name == "truncated-gumbel":  # the peer's own options: Δmin, Δmax given, so its random set-up is skipped
             tg = get_mechanism(name, epsilon=args.epsilon)

@@ -82,9 +82,11 @@ def table(df) -> str:
 
 
 def splice(doc: Path, body: str) -> None:
-    text = doc.read_text(encoding="utf-8")
+    from dptext.errors import DPTextError
+
+    text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
     if BEGIN not in text or END not in text:
-        raise SystemExit(f"error: {doc}: markers {BEGIN} / {END} not found; add them where the table goes")
+        raise DPTextError(f"{doc}: markers {BEGIN} / {END} not found; add them where the table goes")
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
     doc.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}", encoding="utf-8")
@@ -120,13 +122,14 @@ def main(argv=None) -> int:
         df = merge_parts([part_path(out, c["cell_id"]) for c in sweep.cells]).to_pandas()
         if df.empty:
             raise DPTextError(f"no finished cell of {args.sweep} under {out}; run without --table-only first")
+        body = table(df)
+        wall = df["time.total"].sum() if "time.total" in df else float("nan")
+        body += (f"\n\n{len(df)} of {len(sweep.cells)} cells; cell time {wall:.0f} s in all (sum over cells)."
+                 "\n\n" + paper_table())
+        splice(args.doc, body)
     except DPTextError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    body = table(df)
-    wall = df["time.total"].sum() if "time.total" in df else float("nan")
-    body += f"\n\n{len(df)} of {len(sweep.cells)} cells; cell time {wall:.0f} s in all (sum over cells).\n\n" + paper_table()
-    splice(args.doc, body)
     print(body)
     return 0
 

@@ -102,7 +102,6 @@ def main(argv=None) -> int:
     ap.add_argument("--table-only", action="store_true", help="do not run; rewrite the table from the results")
     args = ap.parse_args(argv)
 
-
     from dptext.bench import run_sweep
     from dptext.bench.engine import merge_parts, part_path
     from dptext.bench.spec import load_sweep

@@ -15,7 +15,10 @@ re-implemented here). Names a sweep may use as ``metrics:``:
 * ``classifier``: MiniLM + linear head accuracy, ``clean`` / ``test`` / ``all`` settings
   (token-manipulation Table 4), on ``n_train`` / ``n_test`` items of the dataset's train/test splits;
 * ``inferdpt``: the whole pipeline per document: n-gram leakage of the remote generation
-  (InferDPT Table VI), diversity, coherence, and with ``non_private`` the raw-prompt baseline and alignment.
+  (InferDPT Table VI), diversity, coherence, and with ``non_private`` the raw-prompt baseline and alignment;
+* ``perturbation_percentage``, ``plausible_deniability`` (``N_w`` / ``S_w`` over ``n_draws`` draws of up to
+  ``n_units`` distinct units of the documents), ``cosine_similarity`` (MiniLM, raw vs perturbed document):
+  the LREC-COLING 2024 comparative analysis's measures (``dptext.metrics.deniability``).
 
 Attacks need no adapter: ``dptext.attacks`` classes are called directly.
 """
@@ -127,3 +130,37 @@ def inferdpt(mechanism, documents, seed, non_private: bool = True, max_tokens: i
         out.update({f"nonprivate_leakage_{n}": v for n, v in ngram_leakage(documents, plain).items()})
         out["alignment"] = alignment(outs, plain)
     return out
+
+
+@register_measure("perturbation_percentage")
+def perturbation_percentage(pairs):
+    from dptext.metrics.deniability import perturbation_percentage as metric
+
+    return metric(pairs)
+
+
+@register_measure("plausible_deniability")
+def plausible_deniability(mechanism, units, rng, n_units: int = 50, n_draws: int = 200):
+    from dptext.metrics.deniability import plausible_deniability as metric
+
+    return metric(mechanism, _probe_units(units, int(n_units), rng), n_draws=int(n_draws), rng=rng)
+
+
+@register_measure("cosine_similarity")
+def cosine_similarity(documents, perturbed):
+    from dptext.metrics.deniability import cosine_similarity as metric
+
+    return metric(documents, perturbed)
+
+
+@register_measure("downstream")
+def downstream(dataset, mechanism, rng, n_train: int = 200, n_test: int = 100):
+    """The LREC analysis's accuracy (MiniLM + linear head: ``all``, ``test``, ``clean``) and the cosine
+    similarity of the perturbed test texts, from one perturbation of the dataset's train/test splits."""
+    from dptext.metrics.deniability import downstream as metric
+
+    ds = dataset.full
+    train = ds.split("train", seed=dataset.split_seed).sample(int(n_train), seed=dataset.split_seed)
+    test = ds.split("test", seed=dataset.split_seed).sample(int(n_test), seed=dataset.split_seed)
+    return metric(list(train.texts), list(train.labels), list(test.texts), list(test.labels),
+                  perturb=lambda ts: [r.text for r in mechanism.perturb_many(ts, rng=rng)])

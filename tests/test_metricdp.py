@@ -238,3 +238,37 @@ def test_cli_lists_perturbs_and_audits(capsys):
     assert main(["perturb", "-m", "vickrey", "-e", "8", "-p", "t=2", "x"]) == 2
     err = capsys.readouterr().err
     assert "t=2" in err and "Traceback" not in err
+
+
+def test_search_works_in_a_forked_child():
+    # the parent's worker threads do not survive fork: the child must build its own pool, not queue work
+    # that no thread runs (which would hang)
+    import os
+    import select
+
+    mech = get_mechanism("multivariate", epsilon=10.0, seed=0)
+    q = mech.noisy_points(np.arange(600), np.random.default_rng(3))  # several screening chunks
+    want = nearest(q, mech.space)  # the parent's pool now exists
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (child)
+        try:
+            os.write(w, nearest(q, mech.space).astype(np.int64).tobytes())
+        finally:
+            os._exit(0)
+    os.close(w)
+    try:
+        ready, _, _ = select.select([r], [], [], 60)
+        assert ready, "the search in the forked child did not finish"
+        got = b""
+        while len(got) < 8 * len(q):
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        os.close(r)
+        if not ready:
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    np.testing.assert_array_equal(np.frombuffer(got, dtype=np.int64), want)

@@ -263,34 +263,38 @@ def nearest_units(queries: np.ndarray, table: np.ndarray, key, k: int = 1) -> tu
     q = np.asarray(queries, dtype=np.float64).reshape(-1, E.shape[1])
     starts = range(0, len(q), SCREEN_ROWS)
     run = lambda s: _screen_chunk(q[s : s + SCREEN_ROWS], E, A, blocks, B, e_max, k)  # noqa: E731
-    pool = _pool() if len(starts) > 1 else None
+    pool, lock = _pool() if len(starts) > 1 else (None, None)
     if pool is None:
         parts = [run(s) for s in starts]
     else:
-        with _POOL_LOCK, _blas_controller().limit(limits=1, user_api="blas"):
+        with lock, _blas_controller().limit(limits=1, user_api="blas"):
             parts = list(pool.map(run, starts))
     if not parts:
         return np.empty((0, k), dtype=np.int64), np.empty((0, k))
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-_POOL: list = []
-_POOL_LOCK = threading.Lock()
+_POOL: dict = {}
 
 
 def _pool():
-    """A thread pool with one worker per usable core (None on one core). Each worker runs whole screening
-    chunks with BLAS held to one thread: numpy's kernels release the GIL, and BLAS's own threads would
-    otherwise spin against the workers (measured: twice the CPU time on a loaded machine)."""
-    if not _POOL:
+    """``(pool, lock)``: a thread pool with one worker per usable core (None on one core) and the lock that
+    serialises searches. Each worker runs whole screening chunks with BLAS held to one thread: numpy's
+    kernels release the GIL, and BLAS's own threads would otherwise spin against the workers (measured:
+    twice the CPU time on a loaded machine). Kept per process id: a forked child has none of the parent's
+    worker threads, so it builds its own pool (and lock) instead of queueing work nobody runs."""
+    pid = os.getpid()
+    if pid not in _POOL:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        _POOL.append(ThreadPoolExecutor(min(cores, 16), thread_name_prefix="dptext-nn") if cores > 1 else None)
-    return _POOL[0]
+        pool = ThreadPoolExecutor(min(cores, 16), thread_name_prefix="dptext-nn") if cores > 1 else None
+        _POOL.clear()
+        _POOL[pid] = (pool, threading.Lock())
+    return _POOL[pid]
 
 
 def _blas_controller():
     """threadpoolctl's controller (found once): ``limit`` sets BLAS's threads for the block and restores them.
-    The setting is process-wide, so :data:`_POOL_LOCK` keeps two searches from interleaving their restores."""
+    The setting is process-wide, so the pool's lock keeps two searches from interleaving their restores."""
     if not _CONTROLLER:
         from threadpoolctl import ThreadpoolController
 

@@ -278,15 +278,15 @@ _POOL: dict = {}
 
 
 def _pool():
-    """``(pool, lock)``: a thread pool with one worker per usable core (None on one core) and the lock that
-    serialises searches. Each worker runs whole screening chunks with BLAS held to one thread: numpy's
+    """``(pool, lock)``: a thread pool with one worker per usable core, at most 8 (26 MB of scores each; None
+    on one core), and the lock that serialises searches. Each worker runs whole screening chunks with BLAS held to one thread: numpy's
     kernels release the GIL, and BLAS's own threads would otherwise spin against the workers (measured:
     twice the CPU time on a loaded machine). Kept per process id: a forked child has none of the parent's
     worker threads, so it builds its own pool (and lock) instead of queueing work nobody runs."""
     pid = os.getpid()
     if pid not in _POOL:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        pool = ThreadPoolExecutor(min(cores, 16), thread_name_prefix="dptext-nn") if cores > 1 else None
+        pool = ThreadPoolExecutor(min(cores, 8), thread_name_prefix="dptext-nn") if cores > 1 else None
         _POOL.clear()
         _POOL[pid] = (pool, threading.Lock())
     return _POOL[pid]

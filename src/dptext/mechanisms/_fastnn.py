@@ -20,6 +20,10 @@ several times slower than float32, so the search is the plain float32 one.
 
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 CHUNK = 512
@@ -164,3 +168,138 @@ def exact_best_match(queries: np.ndarray, space, metric: str, *, exclude: np.nda
     q = np.ascontiguousarray(queries, dtype=np.float32)
     return best_match(q if scale == 1.0 else scale * q, table, (space.cache_key, metric), bias=bias,
                       exclude=exclude)
+
+
+# ----- exact k nearest (Euclidean, k = 1, 2): a float32 screen, decided in float64 ---------------------------------
+SCREEN_ROWS = 128  # queries per screening GEMM ([128, |V|] float32 scores: 26 MB at |V| = 50,000, within L3)
+BLOCK = 1024  # units per block of the block-minimum pass
+_U = 2.0**-24  # float32 unit roundoff
+_SCREEN: dict = {}
+
+
+def _screen_table(table: np.ndarray, key):
+    """``(E, A, blocks, B, e_max)``: ``A_t = [−2e_t, ‖e_t‖²]`` (float32, ``‖e_t‖²`` from float64), padded to
+    ``blocks·B`` rows whose score is 1e30 (never among the best); ``e_max = max_t ‖e_t‖``."""
+    if key not in _SCREEN:
+        E = np.ascontiguousarray(table, dtype=np.float32)
+        n, dim = E.shape
+        blocks = max(3, -(-n // BLOCK))
+        B = -(-n // blocks)
+        sq = np.einsum("ij,ij->i", E.astype(np.float64), E.astype(np.float64))
+        A = np.zeros((blocks * B, dim + 1), dtype=np.float32)
+        A[:n, :-1] = -2.0 * E
+        A[:n, -1] = sq
+        A[n:, -1] = 1e30
+        _SCREEN[key] = (E, A, blocks, B, float(np.sqrt(sq.max())))
+    return _SCREEN[key]
+
+
+def sq_distances(q: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``Σ_j (rows_j − q_j)²`` in float64 over the last axis (the decision's distances)."""
+    d = np.asarray(rows, dtype=np.float64) - q
+    return (d * d).sum(axis=-1)
+
+
+def order_pairs(cand: np.ndarray, d2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's two candidates ordered by (distance, index)."""
+    swap = (d2[:, 1] < d2[:, 0]) | ((d2[:, 1] == d2[:, 0]) & (cand[:, 1] < cand[:, 0]))
+    cand, d2 = cand.copy(), d2.copy()
+    cand[swap] = cand[swap][:, ::-1]
+    d2[swap] = d2[swap][:, ::-1]
+    return cand, d2
+
+
+def _screen_chunk(q: np.ndarray, E, A, blocks: int, B: int, e_max: float, k: int):
+    r, dim = q.shape
+    rr = np.arange(r)[:, None]
+    qa = np.empty((r, dim + 1), dtype=np.float32)
+    qa[:, :-1] = q
+    qa[:, -1] = 1.0
+    sc = (qa @ A.T).reshape(r, blocks, B)  # a_t ≈ ‖e_t‖² − 2⟨q, e_t⟩
+    # the k+1 smallest a_t lie in the k+1 blocks of smallest minimum (each of those holds a value <= the
+    # (k+1)-th smallest block minimum, so every value outside them is at least that large)
+    near = np.argpartition(sc.min(axis=2), k, axis=1)[:, : k + 1]
+    sub = sc[rr, near].reshape(r, (k + 1) * B)
+    pos = np.argpartition(sub, list(range(k + 1)), axis=1)[:, : k + 1]  # sorted: a_(1) <= ... <= a_(k+1)
+    vals = sub[rr, pos].astype(np.float64)
+    cand = near[rr, pos // B] * B + pos % B
+    slack = 2.0 * (dim + 5) * _U * (2.0 * np.sqrt((q * q).sum(axis=1)) * e_max + e_max * e_max)
+    margin = 2.0 * slack  # |a_t − f_t| <= slack (module docstring), so f differs from a by < margin/2
+    settled = vals[:, k] > vals[:, k - 1] + margin
+    cand = np.ascontiguousarray(cand[:, :k])
+    d2 = sq_distances(q[:, None, :], E[cand])
+    if k == 2:
+        cand, d2 = order_pairs(cand, d2)
+    sc = sc.reshape(r, blocks * B)
+    for b in np.flatnonzero(~settled):  # rare (about 0.1-0.3 % of rows): every unit within the margin
+        cs = np.flatnonzero(sc[b] <= vals[b, k - 1] + margin[b])
+        dc = sq_distances(q[b], E[cs])
+        best = np.lexsort((cs, dc))[:k]
+        cand[b], d2[b] = cs[best], dc[best]
+    return cand, d2
+
+
+def nearest_units(queries: np.ndarray, table: np.ndarray, key, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` (1 or 2) units of ``table`` nearest to each query, exactly: ``(index [n, k], squared distance
+    [n, k])``, ordered by the float64 squared distance ``Σ_j (e_tj − q_j)²`` and, on equal distances, by index.
+
+    *Screen.* ``f_t = ‖e_t‖² − 2⟨q, e_t⟩`` (the squared distance less ``‖q‖²``) is computed for every unit by
+    one float32 GEMM of ``[q, 1]`` against ``[−2e_t, ‖e_t‖²]``: ``a_t``. Rounding ``q`` and ``‖e_t‖²`` to
+    float32 and the ``N + 1``-term float32 dot product (any summation order, FMA or not) give
+    ``|a_t − f_t| ≤ (N + 3)·u·(2‖q‖‖e_t‖ + ‖e_t‖²)(1 + O(u))`` with ``u = 2⁻²⁴`` (Cauchy-Schwarz); the code
+    uses the larger ``s = 2(N + 5)·u·(2‖q‖·e_max + e_max²)``. *Decision.* With ``a_(1) ≤ … ≤ a_(k+1)`` the
+    smallest screened values: if ``a_(k+1) > a_(k) + 2s``, every unit outside the ``k`` screened best has
+    ``f > a_(k) + s``, strictly above each of those ``k`` (whose ``f ≤ a_(k) + s``), so the exact ``k``
+    nearest are those ``k``; they are ordered by their float64 distances. Otherwise every unit with
+    ``a_t ≤ a_(k) + 2s`` (a superset of the exact ``k`` nearest, same argument) is rescored in float64
+    and the ``k`` best by (distance, index) are kept. The result equals a float64 brute-force scan with
+    that order, ties included.
+    """
+    if k not in (1, 2):
+        raise ValueError(f"k must be 1 or 2, not {k}")
+    E, A, blocks, B, e_max = _screen_table(table, key)
+    if len(E) <= k:
+        raise ValueError(f"the table has {len(E)} units: at least {k + 1} are needed")
+    q = np.asarray(queries, dtype=np.float64).reshape(-1, E.shape[1])
+    starts = range(0, len(q), SCREEN_ROWS)
+    run = lambda s: _screen_chunk(q[s : s + SCREEN_ROWS], E, A, blocks, B, e_max, k)  # noqa: E731
+    pool, lock = _pool() if len(starts) > 1 else (None, None)
+    if pool is None:
+        parts = [run(s) for s in starts]
+    else:
+        with lock, _blas_controller().limit(limits=1, user_api="blas"):
+            parts = list(pool.map(run, starts))
+    if not parts:
+        return np.empty((0, k), dtype=np.int64), np.empty((0, k))
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+_POOL: dict = {}
+
+
+def _pool():
+    """``(pool, lock)``: a thread pool with one worker per usable core, at most 8 (26 MB of scores each; None
+    on one core), and the lock that serialises searches. Each worker runs whole screening chunks with BLAS held to one thread: numpy's
+    kernels release the GIL, and BLAS's own threads would otherwise spin against the workers (measured:
+    twice the CPU time on a loaded machine). Kept per process id: a forked child has none of the parent's
+    worker threads, so it builds its own pool (and lock) instead of queueing work nobody runs."""
+    pid = os.getpid()
+    if pid not in _POOL:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        pool = ThreadPoolExecutor(min(cores, 8), thread_name_prefix="dptext-nn") if cores > 1 else None
+        _POOL.clear()
+        _POOL[pid] = (pool, threading.Lock())
+    return _POOL[pid]
+
+
+def _blas_controller():
+    """threadpoolctl's controller (found once): ``limit`` sets BLAS's threads for the block and restores them.
+    The setting is process-wide, so the pool's lock keeps two searches from interleaving their restores."""
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
+
+
+_CONTROLLER: list = []

@@ -21,9 +21,8 @@ from ``transition_samples`` draws at a fixed internal seed (standard error of ea
 log-ratios from those rows; it compares the sampler with the literal reference sampler
 (:mod:`dptext.privacy.reference_metricdp`), as for the noise mapper.
 
-Nearest-unit search is exhaustive (exact up to float32 rounding): faiss's flat L2 index when
-faiss is installed, else float32 GEMM blocks (:func:`dptext.mechanisms._fastnn.exact_best_match`
-for the nearest unit, a top-2 partition here for the two nearest).
+Nearest-unit search is exact (:func:`dptext.mechanisms._fastnn.nearest_units`): a float32 GEMM screen
+of every unit with a proven rounding margin, decided in float64, equal to a float64 brute-force scan.
 """
 
 from __future__ import annotations
@@ -32,11 +31,10 @@ import numpy as np
 
 from dptext import cache
 from dptext.errors import DPTextError
-from dptext.mechanisms._fastnn import exact_best_match
+from dptext.mechanisms._fastnn import nearest_units
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 
-CHUNK = 2048  # queries per GEMM block ([CHUNK, |V|] float32 scores: 400 MB at |V| = 50,000 would be too much)
-SEARCH_ROWS = 256
+CHUNK = 2048  # draws whose noisy points are made and decoded together (the search screens them in smaller blocks)
 MC_SEED = 0x3E7D1C  # the fixed internal seed of the Monte-Carlo rows
 
 
@@ -48,66 +46,18 @@ def sphere_gamma(n: int, dim: int, epsilon: float, rng: np.random.Generator) -> 
     return v * r[:, None]
 
 
-_FLAT: dict = {}
-
-
-def flat_index(space):
-    """A faiss exact (flat L2) index over the space's embeddings, or None when faiss is not installed."""
-    key = (space.name, space.cache_key)
-    if key not in _FLAT:
-        try:
-            import faiss
-        except ImportError:
-            _FLAT[key] = None
-        else:
-            ix = faiss.IndexFlatL2(space.dim)
-            ix.add(np.ascontiguousarray(space.embeddings, dtype=np.float32))
-            _FLAT[key] = ix
-    return _FLAT[key]
-
-
-def _gemm_top2(q32: np.ndarray, space) -> tuple[np.ndarray, np.ndarray]:
-    """First and second nearest by float32 GEMM blocks (``argmax 2⟨q, e_t⟩ − ‖e_t‖²``), without faiss."""
-    from dptext.spaces.ann import search_form
-
-    scale, table, bias = search_form(space, "euclidean")
-    n = len(q32)
-    i1, i2 = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    for s in range(0, n, SEARCH_ROWS):
-        sc = (scale * q32[s : s + SEARCH_ROWS]) @ table.T
-        sc += bias[None, :]
-        top = np.argpartition(-sc, 1, axis=1)[:, :2]  # kth = 1: the best at 0, the second at 1
-        i1[s : s + SEARCH_ROWS], i2[s : s + SEARCH_ROWS] = top[:, 0], top[:, 1]
-    return i1, i2
-
-
 def nearest_two(q: np.ndarray, space) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Exact first and second nearest units of each query (Euclidean) and their distances (float64).
-
-    Exhaustive float32 search: faiss's flat L2 index when installed (several times faster than
-    numpy on CPUs), else GEMM blocks; both rank by ``‖q‖² + ‖e_t‖² − 2⟨q, e_t⟩``."""
-    q32 = np.ascontiguousarray(q, dtype=np.float32)
-    ix = flat_index(space)
-    if ix is not None:
-        _, ids = ix.search(q32, 2)
-        i1, i2 = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64)
-    else:
-        i1, i2 = _gemm_top2(q32, space)
-    e = space.embeddings
-    qd = np.asarray(q, dtype=np.float64)
-    d1 = np.linalg.norm(e[i1].astype(np.float64) - qd, axis=1)
-    d2 = np.linalg.norm(e[i2].astype(np.float64) - qd, axis=1)
-    return i1, i2, d1, d2
+    """Exact first and second nearest units of each query (Euclidean) and their distances (float64), by
+    :func:`dptext.mechanisms._fastnn.nearest_units` (equal distances: the lower index first)."""
+    idx, d2 = nearest_units(q, space.embeddings, ("metricdp", space.name, space.cache_key), k=2)
+    d = np.sqrt(d2)
+    return idx[:, 0], idx[:, 1], d[:, 0], d[:, 1]
 
 
 def nearest(q: np.ndarray, space) -> np.ndarray:
-    """Exact nearest unit of each query (Euclidean): faiss's flat index when installed, else
-    :func:`dptext.mechanisms._fastnn.exact_best_match`."""
-    q32 = np.ascontiguousarray(q, dtype=np.float32)
-    ix = flat_index(space)
-    if ix is None:
-        return exact_best_match(q32, space, "euclidean")
-    return ix.search(q32, 1)[1][:, 0].astype(np.int64)
+    """Exact nearest unit of each query (Euclidean; equal distances: the lower index), by
+    :func:`dptext.mechanisms._fastnn.nearest_units`."""
+    return nearest_units(q, space.embeddings, ("metricdp", space.name, space.cache_key), k=1)[0][:, 0]
 
 
 def diameter(points: np.ndarray, step: int = 64) -> float:

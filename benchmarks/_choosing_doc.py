@@ -145,7 +145,11 @@ def write_doc(data: dict, conf: dict, doc: Path, figures: Path, *, source: str) 
                  "Candidates per mechanism: " + "; ".join(
                      f"`{k}` ε={v['epsilon']:g} / entities {v['entity_epsilon']:g}" for k, v in ch["candidates"].items()))
     else:
-        L.append("**No configuration met every target**; `balanced` keeps its previous numbers.")
+        L.append("**No configuration met every target**; `balanced` keeps its previous numbers (the preset row "
+                 "above measures them as they are).")
+    if data.get("rejected"):
+        L += ["", "What each mechanism misses (per rest ε; entity units at the grid's smallest entity ε):", ""]
+        L += [f"- `{k}`: {v}" for k, v in data["rejected"].items()]
     L.append("")
     for label, m in data["rows"].items():
         L += [f"### {label}", "", "| entity ε | KNN | Bayes | KNN, all span units | Bayes, all span units | units |",

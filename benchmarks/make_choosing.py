@@ -212,6 +212,26 @@ def select(rows: dict, targets: dict) -> dict:
             "candidates": picks}
 
 
+def rejected(rows: dict, targets: dict) -> dict:
+    """Per mechanism the rule did not accept, which target each rest ε misses (for the guide)."""
+    out = {}
+    for mech, m in rows.items():
+        why = []
+        for e in sorted(m["rest"], key=float):
+            c = m["rest"][e]
+            miss = [f"retention {c['content_retention']:.3f}"] if c["content_retention"] < targets["retention_min"] else []
+            miss += [f"{t} {c['accuracy'][t]:.3f} (clean {m['clean_accuracy'][t]:.3f})" for t in m["clean_accuracy"]
+                     if m["clean_accuracy"][t] - c["accuracy"][t] > targets["accuracy_drop_max"] + 1e-9]
+            why.append(f"ε={float(e):g}: " + (", ".join(miss) if miss else "utility targets met"))
+        ok_ent = [e for e in m["entity"] if m["entity"][e]["knn"] <= targets["attack_max"]
+                  and m["entity"][e].get("bayes", float("inf")) <= targets["attack_max"]]
+        if not ok_ent:
+            why.append("no entity ε meets the attack target" + ("" if m.get("bayes", True) else
+                                                                  " (Bayesian attack not measured)"))
+        out[mech] = "; ".join(why)
+    return out
+
+
 CURVES = Path(__file__).resolve().parent.parent / "src" / "dptext" / "web" / "static" / "choosing-curves.json"
 
 
@@ -263,6 +283,7 @@ def main(argv=None) -> int:
     if args.reuse:
         data = json.loads(path.read_text(encoding="utf-8"))
         data["chosen"] = select(data["rows"], data["targets"])  # the rule as written now, on the stored rows
+        data["rejected"] = rejected(data["rows"], data["targets"])
     else:
         data = measure(conf, args.out / "cells.json")
         path.write_text(json.dumps(data, indent=1, default=float), encoding="utf-8")
@@ -328,6 +349,8 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
             row["rest"][str(eps)] = cell_of(f"{label}|rest|{eps}", rest)
     chosen = select(rows, conf["targets"])
     print(f"chosen: {chosen}", flush=True)
+    for mech, why in rejected(rows, conf["targets"]).items():
+        print(f"  {mech}: {why}", flush=True)
     presets = {}
     measured = dict(PRESETS)
     if chosen:  # balanced as the sweep chose it (dptext.privacy.presets must then say the same: a test checks)
@@ -370,7 +393,7 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
         print(f"answers over {len(adocs)} documents: "
               f"{ {n: (round(v['rouge_l'], 3), round(v['rouge_l_sd'], 3)) for n, v in q.items()} } "
               f"[{time.perf_counter() - t:.0f} s]", flush=True)
-    return {"rows": rows, "chosen": chosen, "presets": presets, "clean_accuracy": clean,
+    return {"rows": rows, "chosen": chosen, "rejected": rejected(rows, conf["targets"]), "presets": presets, "clean_accuracy": clean,
             "targets": conf["targets"], "tasks": {t.name: {"dataset": t.dataset, "items": t.describe()} for t in tasks},
             "sizes": {"select_docs": len(docs), "shadow_docs": len(shadow), "heldout_docs": len(held_docs)},
             "seconds": round(time.perf_counter() - t_start, 1), "load_average": os.getloadavg()[0]}

@@ -195,5 +195,5 @@ def write_doc(data: dict, conf: dict, doc: Path, figures: Path, *, source: str) 
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text("\n".join(L), encoding="utf-8")
     (doc.parent / "choosing.json").write_text(json.dumps(
-        {"chosen": data.get("chosen"), "targets": t, "presets": {k: v for k, v in pr.items()},
+        {"chosen": data.get("chosen"), "rejected": data.get("rejected", {}), "targets": t, "presets": {k: v for k, v in pr.items()},
          "clean_accuracy": clean, "tasks": tasks, "rows": data["rows"]}, indent=1, default=float), encoding="utf-8")

@@ -9,7 +9,8 @@ and the guide, and the playground's copy of the curves (src/dptext/web/static/ch
 data; ``--curves-only`` rewrites it from docs/choosing.json without measuring). Selection rule, per mechanism:
 
 * rest ε  = the smallest ε whose non-entity content-word retention >= retention_min and whose downstream
-  accuracy (train and test on perturbed text) is within accuracy_drop_max of clean;
+  accuracy (train and test on perturbed text) is within accuracy_drop_max of clean on every classifier task
+  (sentiment and topic; see _choosing_tasks.py);
 * entity ε = the largest entity ε below the rest ε whose KNN and Bayesian ASR@1 on entity units are both
   <= attack_max;
 * among mechanisms with both, the smallest rest ε (the proxy's per-request charge), then the higher retention.
@@ -29,6 +30,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _choosing_doc import write_doc  # noqa: E402
+from _choosing_tasks import clean_accuracy, load_tasks, perturbed_accuracy  # noqa: E402
 
 
 def _cached_detect(policy, cache: dict):
@@ -133,34 +135,59 @@ def rest_cell(spec, entity_eps, docs, shadow, seed, cache, bayes=True) -> dict:
             "all_units": attacks(san_all.mechanism, all_results, shadow, seed, bayes)}
 
 
-def accuracy_cell(spec, policy, train, test, seed) -> float:
-    from dptext.metrics.classify import linear_head_accuracy
+def accuracy_cell(spec, policy, tasks, seed, cache=None) -> dict:
+    """Per classifier task, accuracy of MiniLM + linear head trained and tested on text perturbed by ``spec``
+    (``cache``: detector results per text, shared across the ε grid)."""
     from dptext.pipeline import Sanitizer, Segment
 
+    if policy is not None and cache is not None:
+        _cached_detect(policy, cache)
     san = Sanitizer(spec, policy=policy)
     rng = np.random.default_rng(seed)
     perturb = lambda ts: [san.sanitize([Segment(t, True)], rng=rng).texts[0] for t in ts]  # noqa: E731
-    return linear_head_accuracy(train[0], train[1], test[0], test[1], perturb=perturb, settings=("all",))["all"]
+    return perturbed_accuracy(tasks, perturb, seed)
 
 
-def answers(preset_specs, docs, max_tokens, seed) -> dict:
-    """Rouge-L F1 of the rebuilt InferDPT answer against the non-private answer, per preset."""
+def answers(preset_specs, docs, max_tokens, seed, example) -> dict:
+    """Per preset, Rouge-L F1 of the rebuilt InferDPT answer against the non-private answer on each of ``docs``
+    (mean, sample standard deviation, min, max, per-document list), and what the remote model receives for
+    ``example`` (one draw). Document i uses seed + i for the plain answer and the private run."""
     from dptext.llm import get_backend
     from dptext.metrics import rouge_l_f1
-    from dptext.pipeline import InferDPT, Sanitizer, remote_messages
+    from dptext.pipeline import InferDPT, Sanitizer, Segment, remote_messages
 
     remote = get_backend("local")
     out, plain = {}, None
     for name, (spec, pol) in preset_specs.items():
-        pipe = InferDPT(Sanitizer(spec, policy=pol), remote, "local", max_tokens=max_tokens)
+        san = Sanitizer(spec, policy=pol)
+        pipe = InferDPT(san, remote, "local", max_tokens=max_tokens)
         if plain is None:
             instr = pipe.prompts.continue_instruction
             plain = [remote.complete(remote_messages(pipe.prompts, "continue", instr, d), max_tokens=max_tokens,
                                      temperature=pipe.temperature, seed=seed + i).text for i, d in enumerate(docs)]
-        runs = [pipe.run(d, seed=seed + i) for i, d in enumerate(docs)]
-        out[name] = {"rouge_l": float(np.mean([rouge_l_f1(p, r.output) for p, r in zip(plain, runs)])),
-                     "example_prompt": runs[0].perturbed_document}
+        scores = [float(rouge_l_f1(p, pipe.run(d, seed=seed + i).output))
+                  for i, (p, d) in enumerate(zip(plain, docs))]
+        out[name] = {"rouge_l": float(np.mean(scores)),
+                     "rouge_l_sd": float(np.std(scores, ddof=1)) if len(scores) > 1 else float("nan"),
+                     "rouge_l_min": min(scores), "rouge_l_max": max(scores), "rouge_l_docs": scores,
+                     "documents": len(docs),
+                     "example_prompt": san.sanitize([Segment(example, True)], rng=np.random.default_rng(seed)).texts[0]}
     return out
+
+
+def answer_documents(ans: dict, seed: int) -> list[str]:
+    """``answers: {documents: n, dataset: news, split: test, ...}``: the first n documents of that split (a split
+    the selection never reads: it uses ``select``'s private and shadow splits and ``heldout``'s private split)."""
+    from dptext.data import get_dataset
+
+    bad = set(ans) - {"documents", "dataset", "split", "max_tokens"}
+    if bad:
+        raise SystemExit(f"answers: unknown key(s) {', '.join(sorted(bad))}")
+    texts = list(get_dataset(ans.get("dataset", "news")).split(ans.get("split", "test"), seed=seed).texts)
+    n = int(ans["documents"])
+    if n > len(texts):
+        raise SystemExit(f"answers: {n} documents asked, the split has {len(texts)}")
+    return texts[:n]
 
 
 def select(rows: dict, targets: dict) -> dict:
@@ -169,7 +196,8 @@ def select(rows: dict, targets: dict) -> dict:
     for mech, m in rows.items():
         rest = [e for e in sorted(m["rest"], key=float)
                 if m["rest"][e]["content_retention"] >= targets["retention_min"]
-                and m["clean_accuracy"] - m["rest"][e]["accuracy"] <= targets["accuracy_drop_max"]]
+                and all(m["clean_accuracy"][t] - m["rest"][e]["accuracy"][t] <= targets["accuracy_drop_max"] + 1e-9
+                        for t in m["clean_accuracy"])]
         if not rest:
             continue
         ent = [e for e in sorted(m["entity"], key=float) if float(e) < float(rest[0])
@@ -184,14 +212,35 @@ def select(rows: dict, targets: dict) -> dict:
             "candidates": picks}
 
 
+def rejected(rows: dict, targets: dict) -> dict:
+    """Per mechanism the rule did not accept, which target each rest ε misses (for the guide)."""
+    out = {}
+    for mech, m in rows.items():
+        why = []
+        for e in sorted(m["rest"], key=float):
+            c = m["rest"][e]
+            miss = [f"retention {c['content_retention']:.3f}"] if c["content_retention"] < targets["retention_min"] else []
+            miss += [f"{t} {c['accuracy'][t]:.3f} (clean {m['clean_accuracy'][t]:.3f})" for t in m["clean_accuracy"]
+                     if m["clean_accuracy"][t] - c["accuracy"][t] > targets["accuracy_drop_max"] + 1e-9]
+            why.append(f"ε={float(e):g}: " + (", ".join(miss) if miss else "utility targets met"))
+        ok_ent = [e for e in m["entity"] if m["entity"][e]["knn"] <= targets["attack_max"]
+                  and m["entity"][e].get("bayes", float("inf")) <= targets["attack_max"]]
+        if not ok_ent:
+            why.append("no entity ε meets the attack target" + ("" if m.get("bayes", True) else
+                                                                  " (Bayesian attack not measured)"))
+        out[mech] = "; ".join(why)
+    return out
+
+
 CURVES = Path(__file__).resolve().parent.parent / "src" / "dptext" / "web" / "static" / "choosing-curves.json"
 
 
 def curves(data: dict) -> dict:
     """The playground's subset of the sweep (docs/choosing.json's ``rows``): per mechanism and policy, the ε grid
-    with retention, KNN / Bayes ASR@1 on all units and tweet accuracy, and the entity-ε grid with the attacks on
-    entity units. Policy ``tiered``: content retention outside entities, entities at min(smallest entity ε, ε/2);
-    accuracy was measured under ``tiered`` only (``null`` for ``all``)."""
+    with retention, KNN / Bayes ASR@1 on all units and the accuracy of each classifier task (``accuracy``: task
+    name -> list over the grid; ``clean_accuracy``: task name -> clean accuracy), and the entity-ε grid with the
+    attacks on entity units. Policy ``tiered``: content retention outside entities, entities at min(smallest
+    entity ε, ε/2); accuracy was measured under ``tiered`` only (``null`` for ``all``)."""
     nums = lambda cells, f: [f(cells[e]) for e in sorted(cells, key=float)]  # noqa: E731
     out = []
     for label, row in data["rows"].items():
@@ -204,9 +253,10 @@ def curves(data: dict) -> dict:
                         "retention": nums(rest, lambda c: c[ret]),
                         "all_knn": nums(rest, lambda c: c["all_units"].get("knn_all")),
                         "all_bayes": nums(rest, lambda c: c["all_units"].get("bayes_all")),
-                        "accuracy": nums(rest, lambda c: c["accuracy"] if acc else None), **entity})
+                        "accuracy": {t: nums(rest, lambda c: c["accuracy"][t] if acc else None)
+                                     for t in data["clean_accuracy"]}, **entity})
     return {"guide": "docs/choosing.md in the dptext repository", "clean_accuracy": data["clean_accuracy"],
-            "targets": data["targets"], "curves": out}
+            "tasks": data.get("tasks", {}), "targets": data["targets"], "curves": out}
 
 
 def write_curves(data: dict, path: Path = CURVES) -> None:
@@ -233,6 +283,7 @@ def main(argv=None) -> int:
     if args.reuse:
         data = json.loads(path.read_text(encoding="utf-8"))
         data["chosen"] = select(data["rows"], data["targets"])  # the rule as written now, on the stored rows
+        data["rejected"] = rejected(data["rows"], data["targets"])
     else:
         data = measure(conf, args.out / "cells.json")
         path.write_text(json.dumps(data, indent=1, default=float), encoding="utf-8")
@@ -249,20 +300,16 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
 
     t_start = time.perf_counter()
     seed = int(conf.get("seed", 0))
-    sel, held, clf = conf["select"], conf["heldout"], conf["classifier"]
+    sel, held = conf["select"], conf["heldout"]
+    tasks = load_tasks(conf["classifier"], seed)
     wiki = get_dataset(sel["dataset"])
     docs = list(wiki.split("private", seed=seed).texts[: sel["limit"]])
     shadow = list(wiki.split("shadow", seed=seed).texts[: sel["shadow_limit"]])
     held_ds = get_dataset(held["dataset"])
     held_docs = list(held_ds.split("private", seed=seed).texts[: held["limit"]])
-    tw = get_dataset(clf["dataset"])
-    tr = tw.split("train", seed=seed).sample(int(clf["n_train"]), seed=seed)
-    te = tw.split("test", seed=seed).sample(int(clf["n_test"]), seed=seed)
-    train, test = (list(tr.texts), list(tr.labels)), (list(te.texts), list(te.labels))
-    from dptext.metrics.classify import linear_head_accuracy
-
-    clean = linear_head_accuracy(train[0], train[1], test[0], test[1], settings=("clean",))["clean"]
-    print(f"clean accuracy {clean:.3f} ({clf['dataset']}, {len(train[0])} train / {len(test[0])} test)", flush=True)
+    clean = clean_accuracy(tasks, seed)
+    for t in tasks:
+        print(f"clean accuracy {t.name}: {clean[t.name]:.3f} ({t.describe()})", flush=True)
     cache: dict = {}
     rows = {}
     slow = set(conf.get("slow_bayes") or [])  # mechanisms whose Bayesian likelihood table is too slow here
@@ -296,12 +343,14 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
             def rest():
                 cell = rest_cell(spec, min(e_min, eps / 2), docs, shadow, seed, cache, bayes)
                 cell["accuracy"] = accuracy_cell(spec, get_policy("tiered", entity_epsilon=min(e_min, eps / 2)),
-                                                 train, test, seed)
+                                                 tasks, seed, cache)
                 return cell
 
             row["rest"][str(eps)] = cell_of(f"{label}|rest|{eps}", rest)
     chosen = select(rows, conf["targets"])
     print(f"chosen: {chosen}", flush=True)
+    for mech, why in rejected(rows, conf["targets"]).items():
+        print(f"  {mech}: {why}", flush=True)
     presets = {}
     measured = dict(PRESETS)
     if chosen:  # balanced as the sweep chose it (dptext.privacy.presets must then say the same: a test checks)
@@ -327,7 +376,7 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
         _, runs_h = sanitize(p.spec, pol if pol is None else _cached_detect(p.build_policy(), {}), held_docs, seed)
         d["content_retention_heldout"] = content_retention(
             [r for spans, rs, _ in runs_h for s, r in zip(spans, rs) if s is None or s.detector is None])
-        d["accuracy"] = accuracy_cell(p.spec, pol, train, test, seed)
+        d["accuracy"] = accuracy_cell(p.spec, pol, tasks, seed, cache)
         presets[pname] = d
         print(f"preset {pname}: { {k: v for k, v in d.items() if k != 'describe'} } [{time.perf_counter() - t:.0f} s]",
               flush=True)
@@ -335,15 +384,18 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
     if ans.get("documents"):
         from dptext.pipeline import SAMPLE_DOCUMENT
 
+        t = time.perf_counter()
+        adocs = answer_documents(ans, seed)
         specs = {n: (p.spec, p.build_policy()) for n, p in measured.items()}
-        q = answers(specs, [SAMPLE_DOCUMENT] + docs[: int(ans["documents"]) - 1], int(ans["max_tokens"]), seed)
+        q = answers(specs, adocs, int(ans["max_tokens"]), seed, SAMPLE_DOCUMENT)
         for n, v in q.items():
             presets[n]["answer"] = v
-        print(f"answers: { {n: v['rouge_l'] for n, v in q.items()} }", flush=True)
-    return {"rows": rows, "chosen": chosen, "presets": presets, "clean_accuracy": clean,
-            "targets": conf["targets"], "sizes": {"select_docs": len(docs), "shadow_docs": len(shadow),
-                                                  "heldout_docs": len(held_docs), "train": len(train[0]),
-                                                  "test": len(test[0])},
+        print(f"answers over {len(adocs)} documents: "
+              f"{ {n: (round(v['rouge_l'], 3), round(v['rouge_l_sd'], 3)) for n, v in q.items()} } "
+              f"[{time.perf_counter() - t:.0f} s]", flush=True)
+    return {"rows": rows, "chosen": chosen, "rejected": rejected(rows, conf["targets"]), "presets": presets, "clean_accuracy": clean,
+            "targets": conf["targets"], "tasks": {t.name: {"dataset": t.dataset, "items": t.describe()} for t in tasks},
+            "sizes": {"select_docs": len(docs), "shadow_docs": len(shadow), "heldout_docs": len(held_docs)},
             "seconds": round(time.perf_counter() - t_start, 1), "load_average": os.getloadavg()[0]}
 
 

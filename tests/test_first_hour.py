@@ -250,6 +250,58 @@ def test_attack_progress_counts_the_shadow_corpus(tmp_path):
                for ln in lines), lines
 
 
+def _private_tweets(tmp_path, n=40):
+    from dptext.data import get_dataset
+
+    path = tmp_path / "private.txt"
+    path.write_text("\n".join(list(get_dataset("tweets").texts)[:n]), encoding="utf-8")
+    return path
+
+
+def test_attack_perturbing_stage_counts_sentences_in_log_lines(tmp_path):
+    """Piped: the private sentences are counted (k/40, rising), never a bare 'running' clock; when --n-units is
+    reached early the task closes at the number it did (m/m, m < 40)."""
+    p = run("attack", "-m", "santext+", "-e", "2", "-a", "knn", "--private", str(_private_tweets(tmp_path)),
+            "--n-units", "60", "--seed", "0", env={"DPTEXT_PROGRESS_INTERVAL": "0"})
+    assert p.returncode == 0, p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if "perturbing private sentences" in ln]
+    assert lines and not [ln for ln in lines if "running" in ln or "None" in ln or " done" in ln], lines
+    counts = [tuple(map(int, re.search(r": (\d+)/(\d+) \(", ln).groups())) for ln in lines]
+    assert all(total == 40 for _, total in counts[:-1]) and len(counts) >= 3, counts
+    done = [k for k, _ in counts[:-1]]
+    assert done == sorted(done) and done[-1] > done[0], counts  # rising (the heartbeat repeats a count too)
+    last_done, last_total = counts[-1]
+    assert last_done == last_total < 40 and last_done >= counts[-2][0], counts
+    assert lines[-1].split(": ")[-1].startswith(f"{last_done}/{last_done} (100%)")
+
+
+def test_attack_perturbing_stage_counts_sentences_on_a_terminal(tmp_path):
+    """On a terminal (stderr is a pseudo-terminal) the bar of the perturbing stage shows k/40."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "dptext.cli", "attack", "-m", "santext+", "-e", "2", "-a", "knn",
+                             "--private", str(_private_tweets(tmp_path)), "--seed", "0"],
+                            stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL,
+                            env={**os.environ, "TERM": "xterm", "COLUMNS": "200"})
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.communicate(timeout=300)
+    os.close(master)
+    assert proc.returncode == 0
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode("utf-8", "replace"))
+    shown = re.findall(r"perturbing private sentences with santext\+[^\n\r]*?(\d+)/40", text)
+    assert shown and max(map(int, shown)) > 0, text[-2000:]
+
+
 def test_cape_calibrate_labels_the_number_it_prints(monkeypatch):
     """The value is Cape's clip bound B; the device pass itself is tests/test_cape.py's (stubbed here)."""
     from typer.testing import CliRunner

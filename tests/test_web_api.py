@@ -268,19 +268,28 @@ def test_dashboard_router_serves_page_assets_and_guarded_data():
 
 
 def test_guide_serves_the_curves_measured_for_docs_choosing(client):
-    """/api/guide carries docs/choosing.json's sweep rows (santext+, ε = 16 is the balanced preset's rest ε)."""
-    rows = json.loads((ROOT / "docs" / "choosing.json").read_text(encoding="utf-8"))["rows"]
+    """/api/guide carries docs/choosing.json's sweep rows at the balanced preset's rest ε and entity ε, with the
+    accuracy of every classifier task (sentiment and topic) against its clean accuracy."""
+    from dptext.privacy.presets import PRESETS
+
+    doc = json.loads((ROOT / "docs" / "choosing.json").read_text(encoding="utf-8"))
+    rows, bal = doc["rows"], PRESETS["balanced"]
+    mech, eps, ent = bal.spec.mechanism, bal.spec.epsilon, bal.policy["entity_epsilon"]
     r = client.get("/api/guide")
     assert r.status_code == 200 and "default-src 'none'" in r.headers["content-security-policy"]
     guide = r.json()
     assert guide["guide"] == "docs/choosing.md in the dptext repository"
+    assert set(guide["clean_accuracy"]) == {"sentiment", "topic"} and guide["clean_accuracy"] == doc["clean_accuracy"]
     by = {(c["mechanism"], c["policy"]): c for c in guide["curves"] if not c["params"]}
+    cell = next(v for e, v in rows[mech]["rest"].items() if float(e) == eps)
     for policy, key in (("tiered", "content_retention"), ("all", "all_retention")):
-        c = by[("santext+", policy)]
-        k = c["epsilon"].index(16.0)
-        cell = rows["santext+"]["rest"]["16"]
+        c = by[(mech, policy)]
+        k = c["epsilon"].index(eps)
         assert c["retention"][k] == cell[key]
         assert c["all_knn"][k] == cell["all_units"]["knn_all"]
-    tiered = by[("santext+", "tiered")]
-    assert tiered["accuracy"][tiered["epsilon"].index(16.0)] == rows["santext+"]["rest"]["16"]["accuracy"]
-    assert tiered["entity_bayes"][tiered["entity_epsilon"].index(2.0)] == rows["santext+"]["entity"]["2"]["bayes"]
+    tiered = by[(mech, "tiered")]
+    for task in ("sentiment", "topic"):
+        assert tiered["accuracy"][task][tiered["epsilon"].index(eps)] == cell["accuracy"][task]
+        assert by[(mech, "all")]["accuracy"][task][0] is None  # measured under tiered only
+    ecell = next(v for e, v in rows[mech]["entity"].items() if float(e) == ent)
+    assert tiered["entity_bayes"][tiered["entity_epsilon"].index(ent)] == ecell["bayes"]

@@ -215,16 +215,23 @@ def test_dashboard_asks_for_a_key_then_shows_keys_and_epsilon_lines(browser, tmp
 
 
 def test_preset_balanced_shows_where_it_sits_on_the_guide(browser, base):
-    """Choosing `balanced` fills the guide panel with docs/choosing.json's santext+ / tiered numbers at ε = 16."""
+    """Choosing `balanced` fills the guide panel with docs/choosing.json's numbers at the preset's mechanism and
+    rest ε (policy tiered): retention and the accuracy of each classifier task (sentiment, topic)."""
     import json
     from pathlib import Path
 
-    rows = json.loads((Path(__file__).resolve().parents[1] / "docs" / "choosing.json").read_text("utf-8"))["rows"]
+    from dptext.privacy.presets import PRESETS
+
+    doc = json.loads((Path(__file__).resolve().parents[1] / "docs" / "choosing.json").read_text("utf-8"))
+    bal = PRESETS["balanced"]
+    cell = next(v for e, v in doc["rows"][bal.spec.mechanism]["rest"].items() if float(e) == bal.spec.epsilon)
     open_page(browser, base)
     wait(browser, lambda d: d.execute_script("return document.body.dataset.guide === '1'"), timeout=30)
     Select(el(browser, "#preset")).select_by_value("balanced")
-    assert el(browser, "#guide-eps").text == "16"
-    assert el(browser, "#guide-retention").text == f"{rows['santext+']['rest']['16']['content_retention']:.3f}"
+    assert el(browser, "#guide-eps").text == f"{bal.spec.epsilon:g}"
+    assert el(browser, "#guide-retention").text == f"{cell['content_retention']:.3f}"
+    for task in ("sentiment", "topic"):
+        assert el(browser, f"#guide-accuracy-{task}").text == f"{cell['accuracy'][task]:.3f}"
     assert "docs/choosing.md in the dptext repository" in el(browser, "#guide-where").text
     assert el(browser, "#guide-spark svg line.mark") is not None
     # a setting the sweep did not measure is said plainly

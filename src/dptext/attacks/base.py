@@ -148,13 +148,34 @@ def observed_from_results(results, *, targets: str = "sampled", max_targets: int
 
 
 def observe(mechanism, sentences, *, rng: np.random.Generator | None = None, repeats: int = 1,
-            targets: str = "sampled", max_targets: int | None = None) -> Observed:
-    """Perturb ``sentences`` (``repeats`` times each) and collect what an attacker sees."""
+            targets: str = "sampled", max_targets: int | None = None, progress=None,
+            description: str | None = None) -> Observed:
+    """Perturb ``sentences`` (``repeats`` times each) and collect what an attacker sees.
+
+    ``progress``: a counted task ``description`` (sentences perturbed / sentences × repeats), advanced after
+    each sentence; when ``max_targets`` stops the work early its total becomes the number done."""
     if targets not in TARGETS:
         raise DPTextError(f"unknown targets {targets!r}; choose {' or '.join(TARGETS)}")
     rng = rng or mechanism.rng
-    results = (mechanism.perturb(text, rng=rng) for text in sentences for _ in range(int(repeats)))
-    return observed_from_results(results, targets=targets, max_targets=max_targets)
+    sentences = list(sentences)
+    total = len(sentences) * int(repeats)
+    tid = progress.add_task(description or f"perturbing {total} sentences with {mechanism.name}",
+                            total=total) if progress is not None else None
+    done = [0]
+
+    def results():
+        for text in sentences:
+            for _ in range(int(repeats)):
+                res = mechanism.perturb(text, rng=rng)
+                done[0] += 1
+                if tid is not None:
+                    progress.advance(tid, 1)  # counted before the consumer may stop at max_targets
+                yield res
+
+    obs = observed_from_results(results(), targets=targets, max_targets=max_targets)
+    if tid is not None and done[0] < total:
+        progress.update(tid, total=done[0], completed=done[0])  # stopped early: the task is complete
+    return obs
 
 
 Ranking = list  # list[list[str] | None], one entry per attacked unit, best first

@@ -34,8 +34,9 @@ def run_attack(mechanism, attack: str, private: list[str], shadow: list[str] | N
     t0 = time.perf_counter()
     with _stage(progress, f"fitting {att.name}" + (f" on {len(shadow)} shadow sentences" if shadow else "")):
         att.fit(shadow, private=private, rng=rng)
-    with _stage(progress, f"perturbing {len(private)} private sentences with {mechanism.name}"):
-        obs = observe(mechanism, private, rng=rng, max_targets=n_units, targets=targets)
+    upto = f" (until {n_units} target units)" if n_units else ""
+    obs = observe(mechanism, private, rng=rng, max_targets=n_units, targets=targets, progress=progress,
+                  description=f"perturbing private sentences with {mechanism.name}{upto}")
     if obs.n_targets == 0:
         raise DPTextError("the mechanism perturbed no unit of the private text; nothing to attack")
     with _stage(progress, f"attacking {obs.n_targets} units"):

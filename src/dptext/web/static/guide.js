@@ -56,8 +56,12 @@ function guideShown() {
     guideRow(dl, `attack success, entity units at entity ε ${c.entity_epsilon[j]} (KNN / Bayes)`,
              `${guideFmt(c.entity_knn[j])} / ${guideFmt(c.entity_bayes[j])}`, "guide-attack-entity");
   }
-  guideRow(dl, `tweet accuracy (clean ${guideFmt(guide.data.clean_accuracy)})`, c.accuracy[k] === null ?
-    "measured under policy tiered only" : guideFmt(c.accuracy[k]), "guide-accuracy");
+  // one row per classifier task of the sweep (sentiment on tweets, topic on newsgroups), against its clean accuracy
+  Object.keys(guide.data.clean_accuracy).forEach((task) => {
+    const acc = c.accuracy[task][k], data = (guide.data.tasks[task] || {}).dataset;
+    guideRow(dl, `${task} accuracy${data ? " (" + data + ")" : ""}, clean ${guideFmt(guide.data.clean_accuracy[task])}`,
+             acc === null ? "measured under policy tiered only" : guideFmt(acc), `guide-accuracy-${task}`);
+  });
   lineChart(spark, {title: "measured retention against ε", spark: true, width: 220, height: 70, yMin: 0, yMax: 1,
                     mark: eps, series: [{name: "retention", points: c.epsilon.map((e, i) => [e, c.retention[i]])}]});
   const note = document.createElement("p");

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from contextlib import contextmanager
 
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
@@ -20,7 +19,7 @@ from dptext.server.privacy import HEADER, Perturbed
 from dptext.server.request import ChatRequest, decode_body, parse_request
 from dptext.server.services import Services
 from dptext.server.stream import local_stream, relay
-from dptext.server.worker import perturb_and_charge
+from dptext.server.worker import perturb_and_charge, state_error
 
 log = logging.getLogger("dptext.server")
 
@@ -124,7 +123,7 @@ class ChatHandler:
         except ApiError:
             raise
         except Exception as exc:  # noqa: BLE001 - the memo or the ledger failed (maybe inside the core)
-            state = _state_error(exc)
+            state = state_error(exc)
             if state is None:
                 raise self._perturb_failed(exc, ctx) from None
             log.error("request id=%s state store failed: %s", ctx.rid, state)
@@ -230,31 +229,3 @@ class ChatHandler:
                          "logprobs": None, "finish_reason": out.finish_reason or "stop"}],
             "usage": usage, "dptext": {**report, "remote_usage": data.get("usage")},
         }, headers=headers)
-
-
-def _state_error(exc: BaseException | None) -> StateError | None:
-    """The :class:`StateError` in ``exc``'s chain (the core wraps what its memo raises), if any."""
-    seen = 0
-    while exc is not None and seen < 8:
-        if isinstance(exc, StateError):
-            return exc
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return None
-
-
-def _timed(gate, timing: dict):
-    """``gate`` (see :mod:`dptext.server.scheduler`), adding the wait to ``timing["queue"]`` and the time
-    inside to ``timing["perturb"]``."""
-
-    @contextmanager
-    def timed(priority: float):
-        t = time.perf_counter()
-        with gate(priority):
-            t1 = time.perf_counter()
-            timing["queue"] += t1 - t
-            try:
-                yield
-            finally:
-                timing["perturb"] += time.perf_counter() - t1
-
-    return timed

@@ -35,6 +35,7 @@ import multiprocessing
 import pickle
 import threading
 import time
+from contextlib import contextmanager
 
 from dptext.errors import DPTextError
 from dptext.privacy.accounting import BudgetExceeded
@@ -49,14 +50,40 @@ class WorkerError(Exception):
     """An unexpected failure inside the perturbation process (its type name only: messages may quote input)."""
 
 
+def state_error(exc: BaseException | None) -> StateError | None:
+    """The :class:`StateError` in ``exc``'s chain (the core wraps what its memo raises), if any."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, StateError):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+def timed_gate(gate, timing: dict):
+    """``gate`` (see :mod:`dptext.server.scheduler`), adding the wait to ``timing["queue"]`` and the time
+    inside to ``timing["perturb"]``."""
+
+    @contextmanager
+    def timed(priority: float):
+        t = time.perf_counter()
+        with gate(priority):
+            t1 = time.perf_counter()
+            timing["queue"] += t1 - t
+            try:
+                yield
+            finally:
+                timing["perturb"] += time.perf_counter() - t1
+
+    return timed
+
+
 def perturb_and_charge(perturber, accountant, gate, req, key: str, timing: dict, submitted: float):
     """Perturb, charge the key for the fresh units (429 over budget), then commit the memo: ``(Perturbed,
     Charge)``. ``timing`` gets ``queue`` (waiting for a worker and the perturbation slot) and ``perturb``."""
-    from dptext.server.handler import _timed
-
     timing["queue"] = time.perf_counter() - submitted
     timing["perturb"] = 0.0
-    perturbed = perturber.perturb(_timed(gate, timing), req, key)
+    perturbed = perturber.perturb(timed_gate(gate, timing), req, key)
     spent = perturbed.report["epsilon_spent"]
     try:
         charge = accountant.charge(key, spent or 0.0)
@@ -75,11 +102,10 @@ def perturb_and_charge(perturber, accountant, gate, req, key: str, timing: dict,
 
 # ----- the child process ------------------------------------------------------------------------------------
 def _error_reply(rid: int, exc: BaseException) -> tuple:
-    from dptext.server.handler import _state_error
 
     if isinstance(exc, ApiError):
         return (rid, "api", exc.status, exc.message, exc.type, exc.code, exc.param, exc.headers)
-    state = _state_error(exc)
+    state = state_error(exc)
     if state is not None:
         return (rid, "state", str(state))
     if isinstance(exc, DPTextError):
@@ -94,7 +120,7 @@ def child_main(conn, cfg) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the server shuts us down
     from dptext.server.privacy import Perturber
     from dptext.server.scheduler import Scheduler
-    from dptext.server.services import open_state
+    from dptext.server.state import open_state
 
     try:
         memo, accountant = open_state(cfg, None, build_memo=True)

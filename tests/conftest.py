@@ -7,6 +7,7 @@ package, unless ``DPTEXT_SKIP_SYSTEM_TESTS=1`` (an explicit opt-out for machines
 """
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 OPT_OUT = "DPTEXT_SKIP_SYSTEM_TESTS"
+
+# A shell without job control starts background jobs with SIGINT ignored, and an ignored signal stays ignored
+# through exec: the Ctrl-C tests' programs would then never see their Ctrl-C. A handled signal is reset to the
+# default at exec, so with Python's own handler here every program the tests start gets a working SIGINT.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def strict_system_tests() -> bool:

@@ -207,3 +207,22 @@ def sample_ball(space, table, x: np.ndarray, c: np.ndarray, rng: np.random.Gener
             out[todo[ok]] = y[ok]
             todo = todo[~ok]
     return out
+
+
+def flatten_tables(tables: dict, size: int) -> tuple:
+    """Per-input sampling tables ``{x: (ids, cdf, p)}`` as flat arrays for vectorised draws.
+
+    Returns ``(keys, sizes, seg, ids, cdf, starts, ends, p)``: ``seg[x]`` is input ``x``'s segment
+    (−1 when unprepared), segment ``k`` holds ``ids[starts[k]:ends[k]]`` with cumulative shares
+    ``cdf - k`` (stored as ``k + cdf`` so that one ``searchsorted`` serves every segment), and ``p[k]``
+    is the segment's own probability (e.g. TEM's ⊥, SynTF's excess part).
+    """
+    keys = np.fromiter(tables, dtype=np.int64, count=len(tables))
+    tabs = [tables[int(k)] for k in keys]
+    sizes = np.array([len(t[0]) for t in tabs], dtype=np.int64)
+    seg = np.full(size, -1, dtype=np.int64)
+    seg[keys] = np.arange(len(keys))
+    ends = np.cumsum(sizes)
+    ids = np.concatenate([t[0] for t in tabs]) if tabs else np.zeros(0, np.int64)
+    cdf = np.concatenate([k + t[1] for k, t in enumerate(tabs)]) if tabs else np.zeros(0)
+    return keys, sizes, seg, ids, cdf, ends - sizes, ends, np.array([t[2] for t in tabs])

@@ -28,6 +28,7 @@ import numpy as np
 
 from dptext import cache
 from dptext.errors import DPTextError
+from dptext.mechanisms._rows import flatten_tables
 from dptext.mechanisms._vocab import distinct
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
@@ -189,15 +190,7 @@ class SynTF(Mechanism):
     def _flat_tables(self):
         """Every prepared input as flat arrays: excess ids, ``k + cdf`` (segment ``k``), starts, ends, Pr(excess)."""
         if self._flat is None:
-            keys = np.fromiter(self._tables, dtype=np.int64, count=len(self._tables))
-            tabs = [self._tables[int(k)] for k in keys]
-            sizes = np.array([len(t[0]) for t in tabs], dtype=np.int64)
-            seg = np.full(self.space.size, -1, dtype=np.int64)
-            seg[keys] = np.arange(len(keys))
-            ends = np.cumsum(sizes)
-            ids = np.concatenate([t[0] for t in tabs]) if len(tabs) else np.zeros(0, np.int64)
-            cdf = np.concatenate([k + t[1] for k, t in enumerate(tabs)]) if len(tabs) else np.zeros(0)
-            self._flat = (seg, ids, cdf, ends - sizes, ends, np.array([t[2] for t in tabs]))
+            self._flat = flatten_tables(self._tables, self.space.size)[2:]
         return self._flat
 
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:

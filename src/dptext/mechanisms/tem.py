@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from dptext.errors import DPTextError
+from dptext.mechanisms._rows import flatten_tables
 from dptext.mechanisms._vocab import distinct
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
@@ -104,17 +105,9 @@ class TEM(Mechanism):
     def _flat_tables(self):
         """All prepared units as flat arrays: member ids, ``k + cdf`` (segment ``k``), segment starts/ends, Pr(⊥)."""
         if self._flat is None:
-            keys = np.fromiter(self._tables, dtype=np.int64, count=len(self._tables))
-            tabs = [self._tables[int(k)] for k in keys]
-            sizes = np.array([len(t[0]) for t in tabs], dtype=np.int64)
-            seg = np.full(self.space.size, -1, dtype=np.int64)
-            seg[keys] = np.arange(len(keys))
-            ends = np.cumsum(sizes)
-            ids = np.concatenate([t[0] for t in tabs]) if len(tabs) else np.zeros(0, np.int64)
-            cdf = np.concatenate([k + t[1] for k, t in enumerate(tabs)]) if len(tabs) else np.zeros(0)
-            p_bot = np.array([t[2] for t in tabs])
+            keys, sizes, seg, ids, cdf, starts, ends, p_bot = flatten_tables(self._tables, self.space.size)
             pairs = np.sort(np.repeat(keys, sizes) * self.space.size + ids)  # (x, member) pairs, sorted
-            self._flat = (seg, ids, cdf, ends - sizes, ends, p_bot, pairs)
+            self._flat = (seg, ids, cdf, starts, ends, p_bot, pairs)
         return self._flat
 
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:

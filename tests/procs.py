@@ -1,7 +1,9 @@
-"""Processes as tests see them in /proc (Linux): the ones a run tagged, their family tree, their command lines."""
+"""Processes as tests see them in /proc (Linux): the ones a run tagged, their family tree, their command lines,
+and what a child writes to a pseudo-terminal."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -54,3 +56,16 @@ def with_descendants(pids: list[int]) -> set[tuple[int, int]]:
         found.add((pid, stats[pid][1]))
         todo += [c for c, st in stats.items() if st and st[0] == pid and (c, st[1]) not in found]
     return found
+
+
+def read_pty(master: int, chunk: int = 65536) -> bytes:
+    """Everything a child writes to the pseudo-terminal ``master`` until it closes its end."""
+    seen = b""
+    while True:
+        try:
+            got = os.read(master, chunk)
+        except OSError:  # the child closed the terminal
+            return seen
+        if not got:
+            return seen
+        seen += got

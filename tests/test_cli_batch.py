@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 
-from procs import cmdline, proc_stat, tagged_processes, with_descendants
+from procs import cmdline, proc_stat, read_pty, tagged_processes, with_descendants
 
 GOOD = [{"id": i, "text": f"The nurse met the doctor at the hospital on day {i}.", "meta": {"n": i}}
         for i in range(6)]
@@ -112,14 +112,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
     os.close(slave)
     seen = b""
     try:
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
+        seen = read_pty(master, 4096)
     finally:
         proc.wait(timeout=600)
         os.close(master)

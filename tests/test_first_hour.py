@@ -12,6 +12,7 @@ import sys
 import time
 
 import pytest
+from procs import read_pty
 
 SENTENCE = "Café naïve résumé and Zoë went home."
 
@@ -285,15 +286,7 @@ def test_attack_perturbing_stage_counts_sentences_on_a_terminal(tmp_path):
                             stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL,
                             env={**os.environ, "TERM": "xterm", "COLUMNS": "200"})
     os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
+    seen = read_pty(master)
     proc.communicate(timeout=300)
     os.close(master)
     assert proc.returncode == 0

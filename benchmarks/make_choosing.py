@@ -30,7 +30,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _choosing_doc import write_doc  # noqa: E402
-from _choosing_tasks import clean_accuracy, load_tasks, perturbed_accuracy  # noqa: E402
+from _choosing_tasks import clean_accuracy, clean_se, load_tasks, marked_words, perturbed_accuracy  # noqa: E402
 
 
 def _cached_detect(policy, cache: dict):
@@ -137,7 +137,8 @@ def rest_cell(spec, entity_eps, docs, shadow, seed, cache, bayes=True) -> dict:
 
 def accuracy_cell(spec, policy, tasks, seed, cache=None) -> dict:
     """Per classifier task, accuracy of MiniLM + linear head trained and tested on text perturbed by ``spec``
-    (``cache``: detector results per text, shared across the ε grid)."""
+    (``cache``: detector results per text, shared across the ε grid): ``accuracy``, ``accuracy_se`` and
+    ``accuracy_drop_se`` (task -> value; see _choosing_tasks.py)."""
     from dptext.pipeline import Sanitizer, Segment
 
     if policy is not None and cache is not None:
@@ -220,7 +221,10 @@ def rejected(rows: dict, targets: dict) -> dict:
         for e in sorted(m["rest"], key=float):
             c = m["rest"][e]
             miss = [f"retention {c['content_retention']:.3f}"] if c["content_retention"] < targets["retention_min"] else []
-            miss += [f"{t} {c['accuracy'][t]:.3f} (clean {m['clean_accuracy'][t]:.3f})" for t in m["clean_accuracy"]
+            se = c.get("accuracy_drop_se") or {}
+            miss += [f"{t} {c['accuracy'][t]:.3f} (clean {m['clean_accuracy'][t]:.3f}, drop "
+                     f"{(m['clean_accuracy'][t] - c['accuracy'][t]) * 100:.1f}"
+                     + (f" ± {se[t] * 100:.1f}" if t in se else "") + " points)" for t in m["clean_accuracy"]
                      if m["clean_accuracy"][t] - c["accuracy"][t] > targets["accuracy_drop_max"] + 1e-9]
             why.append(f"ε={float(e):g}: " + (", ".join(miss) if miss else "utility targets met"))
         ok_ent = [e for e in m["entity"] if m["entity"][e]["knn"] <= targets["attack_max"]
@@ -307,9 +311,12 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
     shadow = list(wiki.split("shadow", seed=seed).texts[: sel["shadow_limit"]])
     held_ds = get_dataset(held["dataset"])
     held_docs = list(held_ds.split("private", seed=seed).texts[: held["limit"]])
+    t0 = time.perf_counter()
     clean = clean_accuracy(tasks, seed)
+    clean_err = clean_se(tasks)
     for t in tasks:
-        print(f"clean accuracy {t.name}: {clean[t.name]:.3f} ({t.describe()})", flush=True)
+        print(f"clean accuracy {t.name}: {clean[t.name]:.3f} ± {clean_err[t.name]:.3f} ({t.describe()})", flush=True)
+    print(f"[clean accuracy {time.perf_counter() - t0:.0f} s]", flush=True)
     cache: dict = {}
     rows = {}
     slow = set(conf.get("slow_bayes") or [])  # mechanisms whose Bayesian likelihood table is too slow here
@@ -342,8 +349,8 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
 
             def rest():
                 cell = rest_cell(spec, min(e_min, eps / 2), docs, shadow, seed, cache, bayes)
-                cell["accuracy"] = accuracy_cell(spec, get_policy("tiered", entity_epsilon=min(e_min, eps / 2)),
-                                                 tasks, seed, cache)
+                cell.update(accuracy_cell(spec, get_policy("tiered", entity_epsilon=min(e_min, eps / 2)),
+                                          tasks, seed, cache))
                 return cell
 
             row["rest"][str(eps)] = cell_of(f"{label}|rest|{eps}", rest)
@@ -376,7 +383,9 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
         _, runs_h = sanitize(p.spec, pol if pol is None else _cached_detect(p.build_policy(), {}), held_docs, seed)
         d["content_retention_heldout"] = content_retention(
             [r for spans, rs, _ in runs_h for s, r in zip(spans, rs) if s is None or s.detector is None])
-        d["accuracy"] = accuracy_cell(p.spec, pol, tasks, seed, cache)
+        d.update(accuracy_cell(p.spec, pol, tasks, seed, cache))
+        if pol is not None:  # the same spec with every unit at the rest ε: what the entity tier costs in accuracy
+            d["accuracy_policy_all"] = accuracy_cell(p.spec, None, tasks, seed)["accuracy"]
         presets[pname] = d
         print(f"preset {pname}: { {k: v for k, v in d.items() if k != 'describe'} } [{time.perf_counter() - t:.0f} s]",
               flush=True)
@@ -393,7 +402,10 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
         print(f"answers over {len(adocs)} documents: "
               f"{ {n: (round(v['rouge_l'], 3), round(v['rouge_l_sd'], 3)) for n, v in q.items()} } "
               f"[{time.perf_counter() - t:.0f} s]", flush=True)
-    return {"rows": rows, "chosen": chosen, "rejected": rejected(rows, conf["targets"]), "presets": presets, "clean_accuracy": clean,
+    marked = {t.name: marked_words(_cached_detect(measured["balanced"].build_policy(), cache), t.texts)
+              for t in tasks} if measured["balanced"].policy else {}
+    return {"rows": rows, "chosen": chosen, "rejected": rejected(rows, conf["targets"]), "presets": presets,
+            "clean_accuracy": clean, "clean_accuracy_se": clean_err, "marked": marked,
             "targets": conf["targets"], "tasks": {t.name: {"dataset": t.dataset, "items": t.describe()} for t in tasks},
             "sizes": {"select_docs": len(docs), "shadow_docs": len(shadow), "heldout_docs": len(held_docs)},
             "seconds": round(time.perf_counter() - t_start, 1), "load_average": os.getloadavg()[0]}

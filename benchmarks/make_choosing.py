@@ -267,6 +267,18 @@ def write_curves(data: dict, path: Path = CURVES) -> None:
     path.write_text(json.dumps(curves(data), indent=1, default=float) + "\n", encoding="utf-8")
 
 
+def refresh_descriptions(presets: dict) -> None:
+    """On --reuse: each measured preset's description as dptext.privacy.presets now words it, where the preset
+    there has the same mechanism spec and policy as the one measured (the wording may change, the numbers not)."""
+    from dptext.privacy.presets import PRESETS
+
+    for name, p in presets.items():
+        if name in PRESETS:
+            now, was = PRESETS[name].describe(), p["describe"]
+            if now["mechanism"] == was["mechanism"] and now["policy"] == was["policy"]:
+                p["describe"] = now
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sweep", type=Path)
@@ -288,6 +300,7 @@ def main(argv=None) -> int:
         data = json.loads(path.read_text(encoding="utf-8"))
         data["chosen"] = select(data["rows"], data["targets"])  # the rule as written now, on the stored rows
         data["rejected"] = rejected(data["rows"], data["targets"])
+        refresh_descriptions(data["presets"])
     else:
         data = measure(conf, args.out / "cells.json")
         path.write_text(json.dumps(data, indent=1, default=float), encoding="utf-8")
@@ -361,12 +374,10 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
     presets = {}
     measured = dict(PRESETS)
     if chosen:  # balanced as the sweep chose it (dptext.privacy.presets must then say the same: a test checks)
-        from dataclasses import replace as _replace
+        from dptext.privacy.presets import balanced_preset
 
         m = rows[chosen["mechanism"]]
-        b = PRESETS["balanced"]
-        measured["balanced"] = _replace(b, spec=MechanismSpec(m["name"], epsilon=chosen["epsilon"], options=m["params"]),
-                                        policy={"name": "tiered", "entity_epsilon": chosen["entity_epsilon"]})
+        measured["balanced"] = balanced_preset(m["name"], chosen["epsilon"], chosen["entity_epsilon"], m["params"])
     for pname, p in measured.items():
         t = time.perf_counter()
         pol = p.build_policy()

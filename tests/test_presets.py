@@ -63,6 +63,51 @@ def test_balanced_is_what_the_sweep_chose():
     assert set(doc["clean_accuracy"]) == {"sentiment", "topic"}  # the issue's two downstream tasks
     for p in doc["presets"].values():
         assert set(p["accuracy"]) == {"sentiment", "topic"} and p["answer"]["documents"] >= 5
+        assert set(p["accuracy_se"]) == {"sentiment", "topic"}  # every accuracy comes with its standard error
+
+
+def _choosing_tasks():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import _choosing_tasks
+
+    return _choosing_tasks
+
+
+def test_stratified_sample_and_folds_keep_the_label_shares():
+    """The sentiment task's sample: n items, each label's count n x its share rounded by largest remainders
+    (70.7, 20.2, 10.1 -> 71, 20, 10), drawn without repeats; the folds partition the sample and each fold's label counts are within one of an even split."""
+    ct = _choosing_tasks()
+    labels = ["neg"] * 700 + ["neu"] * 200 + ["pos"] * 100
+    idx, folds = ct.stratified_folds(labels, 101, 5, seed=3)
+    assert len(idx) == len(set(idx)) == 101
+    got = {c: sum(labels[i] == c for i in idx) for c in ("neg", "neu", "pos")}
+    assert got == {"neg": 71, "neu": 20, "pos": 10}
+    tests = np.concatenate([te for _, te in folds])
+    assert sorted(tests.tolist()) == list(range(101))  # every sampled item is tested exactly once
+    for tr, te in folds:
+        assert not set(tr.tolist()) & set(te.tolist()) and len(tr) + len(te) == 101
+        for c in got:
+            assert abs(sum(labels[idx[i]] == c for i in te) - got[c] / 5) < 1
+
+
+def test_accuracy_standard_errors_match_their_closed_forms(monkeypatch):
+    """Binomial SE sqrt(p(1-p)/n); the paired SE of clean minus perturbed is the sample sd of c_i - q_i over
+    sqrt(n): on 4 items with c = (1,1,1,0), q = (1,0,0,0), the differences (0,1,1,0) have sd sqrt(1/3)."""
+    ct = _choosing_tasks()
+    assert ct.binomial_se(0.75, 300) == pytest.approx(0.025)
+    task = ct.Task("t", "d", ["a", "b", "c", "d"], ["x", "x", "y", "y"],
+                   [(np.array([2, 3]), np.array([0, 1])), (np.array([0, 1]), np.array([2, 3]))],
+                   clean_correct=np.array([True, True, True, False]))
+    import dptext.metrics.quality
+
+    # the correctness of the perturbed run is given, so only the arithmetic on it is under test (no model)
+    monkeypatch.setattr(dptext.metrics.quality, "embed", lambda texts: np.zeros((len(texts), 2)))
+    monkeypatch.setattr(ct, "fold_correct", lambda x, t, seed=0: np.array([True, False, False, False]))
+    out = ct.perturbed_accuracy([task], lambda ts: ts)
+    assert out["accuracy"]["t"] == 0.25 and out["accuracy_se"]["t"] == pytest.approx(np.sqrt(0.25 * 0.75 / 4))
+    assert out["accuracy_drop_se"]["t"] == pytest.approx(np.sqrt(1 / 3) / 2)
 
 
 def test_unknown_preset_is_a_parameter_error():

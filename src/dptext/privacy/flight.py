@@ -56,6 +56,40 @@ class Flights:
             raise
         return hits, mine
 
+    def try_acquire(self, keys) -> tuple[dict[bytes, str], list[bytes]] | None:
+        """:meth:`acquire` without waiting: None (and nothing held) when any key is being perturbed by another
+        request, here or (``busy``) in another replica. For a caller that must not block (a batch driver
+        holding other requests' claims: waiting there could close a cycle)."""
+        hits: dict[bytes, str] = {}
+        mine: list[bytes] = []
+        try:
+            for k in sorted(set(keys)):
+                with self.lock:
+                    if k in self.owners:
+                        break
+                    self.owners[k] = threading.Event()
+                try:
+                    status, text = self.store.claim(k)
+                except BaseException:
+                    self._wake([k])
+                    raise
+                if status == "busy":
+                    self._wake([k])
+                    break
+                if status == "hit":
+                    hits[k] = text
+                    self._wake([k])
+                else:
+                    self.claims += 1
+                    mine.append(k)
+            else:
+                return hits, mine
+        except BaseException:
+            self.release({}, mine)
+            raise
+        self.release({}, mine)
+        return None
+
     def _one(self, k: bytes, hits: dict, mine: list, deadline: float) -> None:
         while True:
             with self.lock:

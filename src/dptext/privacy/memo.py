@@ -183,6 +183,15 @@ class Staged:
         self.found.update(found)
         self.claimed.extend(mine)
 
+    def try_acquire(self, keys) -> bool:
+        """:meth:`acquire` without waiting: False (nothing claimed) when another request holds one of ``keys``."""
+        got = self.memo.flights.try_acquire(keys)
+        if got is None:
+            return False
+        self.found.update(got[0])
+        self.claimed.extend(got[1])
+        return True
+
     def get(self, key: bytes) -> str | None:
         got = self.pending.get(key)
         if got is None:

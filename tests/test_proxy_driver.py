@@ -44,8 +44,8 @@ class Rig:
         assert rid not in self.replies, "two replies for one request"
         self.replies[rid] = got
 
-    def request(self, text: str):
-        body = json.dumps({"model": "up", "messages": [{"role": "user", "content": text}]}).encode()
+    def request(self, text: str, copies: int = 1):
+        body = json.dumps({"model": "up", "messages": [{"role": "user", "content": text}] * copies}).encode()
         return parse_request(decode_body(body), self.cfg)
 
     def run(self, texts: list[str]) -> None:
@@ -131,6 +131,15 @@ def test_the_budget_holds_inside_a_batch(tmp_path):
         assert rig.accountant.total("alice") == 6.0 and len(rig.memo) == 2  # refused: nothing stored
     finally:
         rig.close()
+
+
+def test_a_text_repeated_inside_one_request_is_drawn_once(rig):
+    text = text_of(25)
+    rig.driver.run([(0, rig.request(text, copies=3), "alice", 0.0)])
+    perturbed, charge, _ = rig.replies[0]
+    sent = [m["content"] for m in perturbed.messages]
+    assert len(sent) == 3 and len(set(sent)) == 1 and sent[0] != text  # one draw, not three votes
+    assert perturbed.report["memo_hits"] == 2 and charge.epsilon == 3.0
 
 
 class BusyStore:

@@ -158,11 +158,11 @@ class BusyStore:
         self.claimed = [k for k in self.claimed if k not in dropped]
 
 
-def test_try_acquire_holds_nothing_when_one_key_is_busy_anywhere():
+def test_acquire_without_waiting_holds_nothing_when_one_key_is_busy_anywhere():
     flights = Flights(BusyStore())
-    assert flights.try_acquire([b"b", b"a"]) is None and not flights.owners
-    assert flights.try_acquire([b"b", b"c"]) == ({}, [b"b", b"c"])
-    assert flights.try_acquire([b"c"]) is None  # held in this process
+    assert flights.acquire([b"b", b"a"], wait=False) is None and not flights.owners
+    assert flights.acquire([b"b", b"c"], wait=False) == ({}, [b"b", b"c"])
+    assert flights.acquire([b"c"], wait=False) is None  # held in this process
     ev = threading.Event()
     flights.owners[b"d"] = ev
-    assert flights.try_acquire([b"d"]) is None and flights.owners[b"d"] is ev
+    assert flights.acquire([b"d"], wait=False) is None and flights.owners[b"d"] is ev

@@ -177,15 +177,10 @@ class Staged:
     def key(self, scope: str, settings: dict, text: str) -> bytes:
         return self.memo.key(scope, settings, text)
 
-    def acquire(self, keys) -> None:
-        """Claim ``keys`` (waiting for any that another request is perturbing now); see the module doc."""
-        found, mine = self.memo.flights.acquire(keys)
-        self.found.update(found)
-        self.claimed.extend(mine)
-
-    def try_acquire(self, keys) -> bool:
-        """:meth:`acquire` without waiting: False (nothing claimed) when another request holds one of ``keys``."""
-        got = self.memo.flights.try_acquire(keys)
+    def acquire(self, keys, *, wait: bool = True) -> bool:
+        """Claim ``keys`` (waiting for any that another request is perturbing now); see the module doc.
+        ``wait=False``: False, and nothing claimed, when another request holds one of them."""
+        got = self.memo.flights.acquire(keys, wait=wait)
         if got is None:
             return False
         self.found.update(got[0])

@@ -208,9 +208,7 @@ class Perturber:
         if staged is not None:  # single-flight: claim (or wait for) each private text before taking the gate
             settings = self.sanitizer.settings
             keys = [staged.key(scope, settings, t) for _, _, t in private if t.strip()]
-            if wait:
-                staged.acquire(keys)
-            elif not staged.try_acquire(keys):
+            if not staged.acquire(keys, wait=wait):
                 return None
         return plan, private, staged
 

@@ -143,13 +143,13 @@ def test_a_text_repeated_inside_one_request_is_drawn_once(rig):
 
 
 class BusyStore:
-    """A store whose first key is being perturbed by another replica."""
+    """A store whose key ``z`` (claimed last: keys go in sorted order) another replica is perturbing."""
 
     def __init__(self):
         self.claimed = []
 
     def claim(self, key):
-        if key == b"a":
+        if key == b"z":
             return "busy", None
         self.claimed.append(key)
         return "mine", None
@@ -160,7 +160,8 @@ class BusyStore:
 
 def test_acquire_without_waiting_holds_nothing_when_one_key_is_busy_anywhere():
     flights = Flights(BusyStore())
-    assert flights.acquire([b"b", b"a"], wait=False) is None and not flights.owners
+    assert flights.acquire([b"z", b"b"], wait=False) is None  # b, claimed first, is given back:
+    assert not flights.owners and not flights.store.claimed
     assert flights.acquire([b"b", b"c"], wait=False) == ({}, [b"b", b"c"])
     assert flights.acquire([b"c"], wait=False) is None  # held in this process
     ev = threading.Event()

@@ -133,6 +133,17 @@ def test_the_budget_holds_inside_a_batch(tmp_path):
         rig.close()
 
 
+def test_a_later_batch_replays_a_stored_text_without_a_charge(rig):
+    rig.run([text_of(7), text_of(8)])
+    first = {i: rig.replies[i][0].messages[0]["content"] for i in (0, 1)}
+    rig.replies.clear()
+    rig.run([text_of(8), text_of(9)])
+    (replayed, charge, _), (fresh, charge2, _) = rig.replies[0], rig.replies[1]
+    assert replayed.messages[0]["content"] == first[1] and charge.epsilon == 0.0
+    assert replayed.report["memo_hits"] == 1 and charge2.epsilon == 3.0
+    assert rig.accountant.total("alice") == 9.0
+
+
 def test_a_text_repeated_inside_one_request_is_drawn_once(rig):
     text = text_of(25)
     rig.driver.run([(0, rig.request(text, copies=3), "alice", 0.0)])

@@ -178,3 +178,16 @@ def test_acquire_without_waiting_holds_nothing_when_one_key_is_busy_anywhere():
     ev = threading.Event()
     flights.owners[b"d"] = ev
     assert flights.acquire([b"d"], wait=False) is None and flights.owners[b"d"] is ev
+
+
+def test_memo_keys_are_the_hmac_of_the_canonical_json_of_scope_settings_and_text(rig):
+    import hashlib
+    import hmac
+
+    settings = {"mechanism": "rantext", "epsilon": 3.0, "z": [1, "é"], "a": None}
+    for scope, text in (("alice", "Grüße, Zoë"), ("bob", 'a "quoted" \\ text\n'), ("alice", "\ud800 lone")):
+        msg = json.dumps([scope, settings, text], sort_keys=True, ensure_ascii=False, default=str,
+                         separators=(",", ":")).encode("utf-8", "surrogatepass")
+        assert rig.memo.key(scope, settings, text) == hmac.new(rig.memo.secret, msg, hashlib.sha256).digest()
+    other = {**settings, "epsilon": 4.0}  # another settings object: its own JSON, not the cached one
+    assert rig.memo.key("alice", other, "x") != rig.memo.key("alice", settings, "x")

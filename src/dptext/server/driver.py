@@ -11,8 +11,10 @@ one pipe. The driver takes every request already waiting there (at most
    :meth:`~dptext.mechanisms.base.Mechanism.perturb_many` per mechanism and
    span rule, from one generator (OS entropy);
 3. finishes each one (its own report), then charges it and commits its memo
-   writes exactly as the threaded path does (:func:`charge_and_commit`), and
-   sends its reply.
+   writes as the threaded path does (:func:`charge_and_commit`), all inside one
+   ledger transaction and one memo transaction for the batch (the ledger
+   commits first), and only then sends the replies: a reply never leaves
+   before its charge is on disk.
 
 Why: the threaded path gives each request a thread and merges their mechanism
 calls through a combining lock; with 50 requests in flight the thread hand-offs
@@ -36,6 +38,7 @@ on its own and only the requests whose own text fails get an error.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -78,14 +81,21 @@ class BatchDriver:
         took = time.perf_counter() - start
         for msg, _ in deferred:
             self.defer(msg)
-        for msg, perturbed in done:
-            timing = {"queue": start - msg[3], "perturb": took}
-            try:
-                charge = charge_and_commit(self.accountant, perturbed, msg[2])
-            except BaseException as exc:  # noqa: BLE001 - 429, or the state failing: nothing is sent
+        memo = self.perturber.memo
+        charged = []
+        try:  # one transaction per store for the batch: the ledger commits first, then the memo
+            with memo.batch() if memo is not None else nullcontext(), self.accountant.batch():
+                for msg, perturbed in done:
+                    try:
+                        charged.append((msg, perturbed, charge_and_commit(self.accountant, perturbed, msg[2])))
+                    except BaseException as exc:  # noqa: BLE001 - 429, or the state failing: nothing is sent
+                        self.reply(msg[0], exc)
+        except BaseException as exc:  # noqa: BLE001 - a commit failed: none of the batch is sent
+            for msg, _, _ in charged:
                 self.reply(msg[0], exc)
-                continue
-            self.reply(msg[0], perturbed, charge, timing)
+            return
+        for msg, perturbed, charge in charged:  # replies only once every charge is committed
+            self.reply(msg[0], perturbed, charge, {"queue": start - msg[3], "perturb": took})
 
     def _perturb(self, preps: list) -> list:
         """Per prepared request: the results of its draft's jobs, or the exception that stops it."""

@@ -7,6 +7,7 @@ the real child process is exercised by tests/test_proxy_process.py.
 """
 
 import json
+import sqlite3
 import threading
 
 import pytest
@@ -191,3 +192,31 @@ def test_memo_keys_are_the_hmac_of_the_canonical_json_of_scope_settings_and_text
         assert rig.memo.key(scope, settings, text) == hmac.new(rig.memo.secret, msg, hashlib.sha256).digest()
     other = {**settings, "epsilon": 4.0}  # another settings object: its own JSON, not the cached one
     assert rig.memo.key("alice", other, "x") != rig.memo.key("alice", settings, "x")
+
+
+class FailingCommit:
+    """A sqlite3 connection whose COMMIT fails (a full disk, say); everything else goes through."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def execute(self, sql, *args):
+        if sql == "COMMIT":
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.db.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+
+@pytest.mark.parametrize("store", ["ledger", "memo"])
+def test_a_failed_batch_commit_fails_every_request_of_the_batch(rig, store):
+    owner = rig.accountant if store == "ledger" else rig.memo
+    real = owner.db
+    owner.db = FailingCommit(real)
+    rig.run([text_of(i) for i in range(4)])
+    owner.db = real
+    assert sorted(rig.replies) == [0, 1, 2, 3]
+    assert all(len(r) == 1 and "write failed" in str(r[0]) for r in rig.replies.values())  # no reply is "ok"
+    assert len(rig.memo) == 0  # nothing stored that could be replayed without its charge
+    assert not rig.memo.flights.owners

@@ -52,6 +52,19 @@ class Sanitized:
         return [u for r in self.results[i] for u in r.to_dict()["units"]]
 
 
+@dataclass
+class Draft:
+    """A :meth:`Sanitizer.prepare` result: what is known before the mechanism runs, and its calls."""
+
+    counts: dict
+    rep: dict
+    texts: list = field(default_factory=list)  # per segment: its output, None until finish
+    results: list = field(default_factory=list)
+    jobs: list = field(default_factory=list)  # (mechanism, text, dp_only), one mechanism call each
+    segments: list = field(default_factory=list)  # (index, memo key, spans) of the segments to perturb
+    repeats: list = field(default_factory=list)  # (index, index of the same text earlier in the call)
+
+
 class Sanitizer:
     """Perturb the private segments of requests with one mechanism; thread-safe, fail closed.
 
@@ -130,48 +143,98 @@ class Sanitizer:
             raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
 
     def _sanitize(self, segments: list[Segment], rng, scope: str, memo) -> Sanitized:
+        draft = self._prepare(segments, scope, memo)
+        results = [mech.perturb(piece, rng=rng, dp_only=True) if dp_only else mech.perturb(piece, rng=rng)
+                   for mech, piece, dp_only in draft.jobs]
+        return self._finish(draft, results, memo)
+
+    def prepare(self, segments: Sequence[Segment], *, scope: str = "", memo=None) -> "Draft":
+        """The first half of :meth:`sanitize`: plans, memo replays and the mechanism calls still to make
+        (``draft.jobs``: ``(mechanism, text, dp_only)``). A caller that batches the calls of several drafts
+        (the proxy's perturbation process) holds :attr:`_lock` around prepare, its calls and :meth:`finish`,
+        and draws the calls from a generator of its own. Any failure is a PrivacyError."""
+        try:
+            return self._prepare(list(segments), scope, memo if memo is not None else self.memo)
+        except PrivacyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - fail closed on anything
+            raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
+
+    def finish(self, draft: "Draft", results: list, *, memo=None) -> Sanitized:
+        """The second half of :meth:`sanitize`: ``results[i]`` is the PerturbResult of ``draft.jobs[i]``."""
+        try:
+            if len(results) != len(draft.jobs):
+                raise PrivacyError("a batched perturbation returned a different number of results")
+            return self._finish(draft, results, memo if memo is not None else self.memo)
+        except PrivacyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - fail closed on anything
+            raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
+
+    def _prepare(self, segments: list[Segment], scope: str, memo) -> "Draft":
         from dptext.mechanisms.base import OUTCOMES  # perturbed, kept (by a rule), self (drawn as itself), dropped
 
-        counts = dict.fromkeys(OUTCOMES, 0)
-        rep = {"private_segments": 0, "public_segments": 0, "memo_hits": 0, "kept_by_policy": 0,
-               "clear_private_chars": 0, "spans": []}
-        spent = 0.0
-        texts, results = [], []
+        d = Draft(counts=dict.fromkeys(OUTCOMES, 0),
+                  rep={"private_segments": 0, "public_segments": 0, "memo_hits": 0, "kept_by_policy": 0,
+                       "clear_private_chars": 0, "spans": []})
+        first: dict = {}  # memo key -> index of its first segment in this call (repeats replay it)
         for seg in segments:
             if not isinstance(seg.text, str):
                 raise DPTextError(f"segment text must be str, not {type(seg.text).__name__}")
+            idx = len(d.texts)
+            d.results.append([])
             if not seg.private:
-                rep["public_segments"] += 1
-                texts.append(seg.text)
-                results.append([])
+                d.rep["public_segments"] += 1
+                d.texts.append(seg.text)
                 continue
-            rep["private_segments"] += 1
+            d.rep["private_segments"] += 1
             if not seg.text.strip():
-                texts.append(seg.text)
-                results.append([])
+                d.texts.append(seg.text)
                 continue
             key = memo.key(scope, self.settings, seg.text) if memo is not None else None
+            if key is not None and key in first:  # a repeat inside this call: the first one's output
+                d.rep["memo_hits"] += 1
+                d.texts.append(None)
+                d.repeats.append((idx, first[key]))
+                continue
             hit = memo.get(key) if key is not None else None
             if hit is not None:
-                rep["memo_hits"] += 1
-                texts.append(hit)
-                results.append([])
+                d.rep["memo_hits"] += 1
+                d.texts.append(hit)
                 continue
-            out, seg_results = [], []
+            d.texts.append(None)
+            if key is not None:
+                first[key] = idx
+            items = []
             for start, end, private, epsilon, detector, label in self._plan(seg.text):
                 piece = seg.text[start:end]
                 if not private or not piece.strip():
+                    res = None
                     if not private and piece.strip():  # sent in clear by the policy: its units count as kept
-                        rep["clear_private_chars"] += len(piece.strip())
+                        d.rep["clear_private_chars"] += len(piece.strip())
                         res = _public(self.mechanism, piece)
-                        counts["kept"] += len(res.outcomes)
-                        seg_results.append(res)
-                    out.append(piece)
+                        d.counts["kept"] += len(res.outcomes)
+                    items.append((piece, res))
                     continue
-                mech = self._mechanism_at(epsilon)
                 # a detected span: every unit through the DP branch, no keep rule (SPEC 5, policies)
-                res = mech.perturb(piece, rng=rng, dp_only=True) if detector is not None else \
-                    mech.perturb(piece, rng=rng)
+                items.append((len(d.jobs), detector, label))
+                d.jobs.append((self._mechanism_at(epsilon), piece, detector is not None))
+            d.segments.append((idx, key, items))
+        return d
+
+    def _finish(self, d: "Draft", results: list, memo) -> Sanitized:
+        counts, rep, texts = d.counts, d.rep, d.texts
+        spent = 0.0
+        for idx, key, items in d.segments:
+            out, seg_results = [], []
+            for item in items:
+                if len(item) == 2:  # a blank or public span: as it was
+                    out.append(item[0])
+                    if item[1] is not None:
+                        seg_results.append(item[1])
+                    continue
+                j, detector, label = item
+                mech, res = d.jobs[j][0], results[j]
                 if not isinstance(res.text, str):
                     raise TypeError(f"mechanism returned {type(res.text).__name__}, not text")
                 c = res.counts()
@@ -186,11 +249,12 @@ class Sanitizer:
                                          "kept_by_rule": c["kept"]})
                 out.append(res.text)
                 seg_results.append(res)
-            text = "".join(out)
+            texts[idx] = "".join(out)
             if key is not None:
-                memo.put(key, text)
-            texts.append(text)
-            results.append(seg_results)
+                memo.put(key, texts[idx])
+            d.results[idx] = seg_results
+        for idx, src in d.repeats:
+            texts[idx] = texts[src]
         report = {"mechanism": self.mechanism.name, "epsilon": self.mechanism.epsilon,
                   "space": getattr(self.mechanism.space, "name", None), "claim": self.claim, "units": counts,
                   "sent_unchanged": counts["kept"] + counts["self"], **rep,
@@ -202,7 +266,7 @@ class Sanitizer:
             del report["spans"]
         if self.no_dp_guarantee:
             report["warnings"] = ["no DP guarantee: this mechanism makes no differential-privacy claim"]
-        return Sanitized(texts, results, report)
+        return Sanitized(texts, d.results, report)
 
     def _plan(self, text: str):
         """(start, end, private, epsilon, detector, label) spans tiling ``text``."""

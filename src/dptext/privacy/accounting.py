@@ -36,6 +36,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,7 +73,8 @@ class Accountant:
         self.budgets = dict(budgets or {})
         self.default_budget = default_budget
         self.clock = clock
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entered by the thread holding a batch()
+        self._batch, self._failed = False, None
         target = ":memory:"
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -135,20 +137,48 @@ class Accountant:
                 self.history.setdefault(key, deque(maxlen=HISTORY)).append((now, total))
             return Charge(epsilon, total, spent + epsilon, budget)
 
+    @contextmanager
+    def batch(self):
+        """The charges inside are written in one transaction, committed on exit, while other threads wait: one
+        commit for a batch of requests instead of one each. Reply to none of them before it returns. If any
+        write or the commit fails, it raises StateError (every charge of the batch stays counted in memory,
+        so the ledger only ever errs high)."""
+        with self.lock:
+            self._batch, failed = True, None
+            try:
+                yield
+            finally:
+                self._batch, failed = False, self._failed
+                self._failed = None
+                try:
+                    if self.db.in_transaction:
+                        self.db.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    if self.db.in_transaction:
+                        self.db.execute("ROLLBACK")
+                    failed = failed or exc
+            if failed is not None:
+                raise StateError(f"privacy ledger write failed: {failed}")
+
     def _write(self, key: str, now: float, epsilon: float, total: float) -> None:
-        """One transaction: the charge's row and the key's new total (a failed write raises StateError)."""
+        """One transaction: the charge's row and the key's new total (a failed write raises StateError); in a
+        :meth:`batch`, part of the batch's transaction."""
         try:
-            self.db.execute("BEGIN")
+            if not self.db.in_transaction:
+                self.db.execute("BEGIN")
             self.db.execute("INSERT INTO spend (key, ts, eps) VALUES (?, ?, ?)", (key, now, epsilon))
             self.db.execute("INSERT INTO totals (key, total) VALUES (?, ?) ON CONFLICT(key) "
                             "DO UPDATE SET total = excluded.total", (key, total))
             if now - self._pruned > min(self.window_s, 60.0):
                 self.db.execute("DELETE FROM spend WHERE ts <= ?", (now - self.window_s,))
                 self._pruned = now
-            self.db.execute("COMMIT")
+            if not self._batch:
+                self.db.execute("COMMIT")
         except sqlite3.Error as exc:
             if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
+                self.db.execute("ROLLBACK")  # in a batch, its earlier charges too: the batch fails
+            if self._batch:
+                self._failed = exc
             raise StateError(f"privacy ledger write failed: {exc}") from None
 
     def _retry_after(self, rows, spent: float, cost: float, budget: float, now: float) -> float:

@@ -43,26 +43,35 @@ class Flights:
         self.owners: dict[bytes, threading.Event] = {}
         self.claims = 0  # store claims won (each one is a fresh perturbation): the tests count them
 
-    def acquire(self, keys) -> tuple[dict[bytes, str], list[bytes]]:
-        """Per key: its stored text (``hits``), or a claim the caller holds until :meth:`release`."""
+    def acquire(self, keys, *, wait: bool = True) -> tuple[dict[bytes, str], list[bytes]] | None:
+        """Per key: its stored text (``hits``), or a claim the caller holds until :meth:`release`.
+
+        ``wait=False``: None (and nothing held) when any key is being perturbed by another request, here or
+        (``busy``) in another replica, for a caller that must not block (a batch driver holding other
+        requests' claims: waiting there could close a cycle)."""
         hits: dict[bytes, str] = {}
         mine: list[bytes] = []
         deadline = time.monotonic() + self.wait_s
         try:
             for k in sorted(set(keys)):
-                self._one(k, hits, mine, deadline)
+                if not self._one(k, hits, mine, deadline, wait):
+                    self.release({}, mine)
+                    return None
         except BaseException:
             self.release({}, mine)
             raise
         return hits, mine
 
-    def _one(self, k: bytes, hits: dict, mine: list, deadline: float) -> None:
+    def _one(self, k: bytes, hits: dict, mine: list, deadline: float, wait: bool) -> bool:
+        """Claim or replay ``k``; False (nothing held for ``k``) when another holds it and ``wait`` is off."""
         while True:
             with self.lock:
                 ev = self.owners.get(k)
                 if ev is None:
                     self.owners[k] = threading.Event()
             if ev is not None:  # another request of this process perturbs k: wait for it, then look again
+                if not wait:
+                    return False
                 if not ev.wait(max(0.0, deadline - time.monotonic())):
                     raise StateError("timed out waiting for a concurrent perturbation of the same text")
                 continue
@@ -71,6 +80,9 @@ class Flights:
                     status, text = self.store.claim(k)
                     if status != "busy":
                         break
+                    if not wait:
+                        self._wake([k])
+                        return False
                     if time.monotonic() > deadline:
                         raise StateError("timed out waiting for another replica's perturbation of the same text")
                     time.sleep(self.poll_s)
@@ -83,7 +95,7 @@ class Flights:
             else:
                 self.claims += 1
                 mine.append(k)
-            return
+            return True
 
     def release(self, done: dict[bytes, str], claimed: list[bytes]) -> None:
         """Store ``done`` texts, drop the other claims, and wake this process's waiters (always, even on error)."""

@@ -31,7 +31,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from dptext.errors import DPTextError
 from dptext.privacy.accounting import HISTORY, BudgetExceeded, Charge
@@ -240,6 +240,9 @@ class PgMemo(Memo):
     def staged(self) -> Staged:
         return Staged(self)
 
+    def batch(self):
+        return nullcontext()  # each write is its own transaction: replicas see it at once
+
     def close(self) -> None:
         pass  # the pool is closed by the ledger's owner (Services)
 
@@ -255,6 +258,9 @@ class PgLedger:
 
     def budget_of(self, key: str) -> float | None:
         return self.budgets.get(key, self.default_budget)
+
+    def batch(self):
+        return nullcontext()  # each charge is its own transaction on the key's row
 
     def charge(self, key: str, epsilon: float) -> Charge:
         """Check the budget and charge ``epsilon`` in one transaction (the key's total row locked)."""

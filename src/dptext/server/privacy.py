@@ -58,6 +58,17 @@ class Perturbed:
         return json.dumps(compact, separators=(",", ":"), ensure_ascii=True)
 
 
+@dataclass
+class Prepared:
+    """A request between :meth:`Perturber.prepare` and :meth:`Perturber.complete`."""
+
+    req: ChatRequest
+    plan: list
+    private: list  # (message, piece, text) of every private piece
+    staged: object  # the request's staged memo (None without a memo)
+    draft: object  # the Sanitizer's Draft: its jobs are the mechanism calls still to make
+
+
 def spec_of(cfg: ServerConfig):
     from dptext.mechanisms.spec import MechanismSpec
 
@@ -142,13 +153,7 @@ class Perturber:
         ``gate(priority)`` is entered around each Sanitizer call (see :mod:`dptext.server.scheduler`).
         """
         rng = rng or self.rng()
-        staged = self.memo.staged() if self.memo is not None else None
-        plan = self.plan(req)
-        private = [(i, j, text) for i, pieces in enumerate(plan) for j, (text, priv) in enumerate(pieces) if priv]
-        self.check_units([t for _, _, t in private], scope, staged)
-        if staged is not None:  # single-flight: claim (or wait for) each private text before taking the gate
-            settings = self.sanitizer.settings
-            staged.acquire(staged.key(scope, settings, t) for _, _, t in private if t.strip())
+        plan, private, staged = self._open(req, scope, wait=True)
         try:
             outputs: dict[tuple[int, int], str] = {}
             reports = []
@@ -165,6 +170,49 @@ class Perturber:
             if staged is not None:
                 staged.abort()
             raise
+        return self._close(req, plan, outputs, reports, staged)
+
+    def prepare(self, req: ChatRequest, scope: str = "-") -> Prepared | None:
+        """:meth:`perturb`'s first half for a batch driver (the caller holds the Sanitizer's lock): the
+        request's plan, claims and Sanitizer draft, or None when another request is perturbing one of its
+        texts now (nothing is held then; the caller sends it down the waiting path)."""
+        opened = self._open(req, scope, wait=False)
+        if opened is None:
+            return None
+        plan, private, staged = opened
+        try:
+            draft = self.sanitizer.prepare([Segment(t, True) for _, _, t in private], scope=scope, memo=staged)
+        except BaseException:
+            if staged is not None:
+                staged.abort()
+            raise
+        return Prepared(req, plan, private, staged, draft)
+
+    def complete(self, prep: Prepared, results: list) -> Perturbed:
+        """:meth:`perturb`'s second half: ``results`` are the PerturbResults of ``prep.draft.jobs``."""
+        try:
+            out = self.sanitizer.finish(prep.draft, results, memo=prep.staged)
+        except BaseException:
+            if prep.staged is not None:
+                prep.staged.abort()
+            raise
+        outputs = {(i, j): text for (i, j, _), text in zip(prep.private, out.texts)}
+        return self._close(prep.req, prep.plan, outputs, [out.report], prep.staged)
+
+    def _open(self, req: ChatRequest, scope: str, wait: bool):
+        """Plan, unit limit, memo staging and single-flight claims (``wait=False``: None when one is busy)."""
+        staged = self.memo.staged() if self.memo is not None else None
+        plan = self.plan(req)
+        private = [(i, j, text) for i, pieces in enumerate(plan) for j, (text, priv) in enumerate(pieces) if priv]
+        self.check_units([t for _, _, t in private], scope, staged)
+        if staged is not None:  # single-flight: claim (or wait for) each private text before taking the gate
+            settings = self.sanitizer.settings
+            keys = [staged.key(scope, settings, t) for _, _, t in private if t.strip()]
+            if not staged.acquire(keys, wait=wait):
+                return None
+        return plan, private, staged
+
+    def _close(self, req: ChatRequest, plan, outputs: dict, reports: list[dict], staged) -> Perturbed:
         messages = [{"role": m.role, "content": "".join(outputs.get((i, j), text)
                                                          for j, (text, _) in enumerate(plan[i]))}
                     for i, m in enumerate(req.messages)]

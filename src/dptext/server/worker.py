@@ -84,6 +84,12 @@ def perturb_and_charge(perturber, accountant, gate, req, key: str, timing: dict,
     timing["queue"] = time.perf_counter() - submitted
     timing["perturb"] = 0.0
     perturbed = perturber.perturb(timed_gate(gate, timing), req, key)
+    return perturbed, charge_and_commit(accountant, perturbed, key)
+
+
+def charge_and_commit(accountant, perturbed, key: str):
+    """Charge ``key`` for ``perturbed``'s fresh units (429 over budget: its claims and writes are dropped),
+    then commit its memo writes, so nothing is stored or replayed that was not paid for."""
     spent = perturbed.report["epsilon_spent"]
     try:
         charge = accountant.charge(key, spent or 0.0)
@@ -97,7 +103,7 @@ def perturb_and_charge(perturber, accountant, gate, req, key: str, timing: dict,
         raise
     if perturbed.memo is not None:  # charged (committed) before anything goes upstream
         perturbed.memo.commit()
-    return perturbed, charge
+    return charge
 
 
 # ----- the child process ------------------------------------------------------------------------------------
@@ -119,7 +125,7 @@ def child_main(conn, cfg) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the server shuts us down
     from dptext.server.privacy import Perturber
-    from dptext.server.scheduler import Scheduler
+    from dptext.server.scheduler import BATCH, Scheduler
     from dptext.server.state import open_state
 
     try:
@@ -137,18 +143,32 @@ def child_main(conn, cfg) -> None:
         with send_lock:
             conn.send_bytes(data)
 
+    def reply(rid: int, *got) -> None:
+        """``reply(rid, exc)`` or ``reply(rid, perturbed, charge, timing)``."""
+        if len(got) == 1:
+            msg = _error_reply(rid, got[0])
+        else:
+            msg = (rid, "ok", got[0].messages, got[0].report, got[1], got[2])
+        try:
+            send(msg)
+        except OSError:  # the server process is gone
+            pass
+
     def work(rid: int, req, key: str, submitted: float) -> None:
         timing: dict = {}
         try:
             perturbed, charge = perturb_and_charge(perturber, accountant, scheduler.gate, req, key, timing,
                                                    submitted)
-            msg = (rid, "ok", perturbed.messages, perturbed.report, charge, timing)
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to its own request
-            msg = _error_reply(rid, exc)
-        try:
-            send(msg)
-        except OSError:  # the server process is gone
-            pass
+            reply(rid, exc)
+            return
+        reply(rid, perturbed, charge, timing)
+
+    driver = None
+    if scheduler.combiner is not None and perturber.seed is None:  # batchable mechanism, OS entropy
+        from dptext.server.driver import BatchDriver
+
+        driver = BatchDriver(perturber, accountant, reply, lambda msg: scheduler.pool.submit(work, *msg))
 
     send(("ready",))
     try:
@@ -156,7 +176,18 @@ def child_main(conn, cfg) -> None:
             msg = pickle.loads(conn.recv_bytes())
             if msg is None:  # the server is shutting down
                 break
-            scheduler.pool.submit(work, *msg)
+            if driver is None:
+                scheduler.pool.submit(work, *msg)
+                continue
+            batch, more = [msg], msg  # every request already waiting in the pipe: one batch
+            while len(batch) < BATCH and conn.poll(0):
+                more = pickle.loads(conn.recv_bytes())
+                if more is None:
+                    break
+                batch.append(more)
+            driver.run(batch)
+            if more is None:
+                break
     except (EOFError, OSError):  # the server process is gone
         pass
     finally:

@@ -22,7 +22,7 @@ import time
 
 from dptext.llm import get_backend
 from dptext.mechanisms import get_mechanism
-from dptext.pipeline import InferDPT
+from dptext.inferdpt import InferDPT
 
 TEXT = (
     "Dear Dr. Patel, my name is Maria Gonzalez and I live on Elm Street in Springfield. "

@@ -79,7 +79,8 @@ def main(argv=None) -> int:
     from dptext.data import get_dataset
     from dptext.mechanisms.spec import MechanismSpec
     from dptext.metrics import mean_rouge_l_f1, rouge_l_f1
-    from dptext.pipeline import InferDPT, Sanitizer
+    from dptext.inferdpt import InferDPT
+    from dptext.pipeline import Sanitizer
     from dptext.privacy.policy import get_policy
 
     docs = list(get_dataset("wiki").split("private", seed=0).texts[: args.docs])
@@ -92,7 +93,7 @@ def main(argv=None) -> int:
     pipe_docs = docs[: args.pipeline]
     if pipe_docs:
         from dptext.llm import get_backend
-        from dptext.pipeline import remote_messages
+        from dptext.inferdpt import remote_messages
 
         remote = get_backend("local")
         probe = InferDPT(Sanitizer(MechanismSpec(args.mechanism, epsilon=1.0)), remote, "local",

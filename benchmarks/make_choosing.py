@@ -155,7 +155,8 @@ def answers(preset_specs, docs, max_tokens, seed, example) -> dict:
     ``example`` (one draw). Document i uses seed + i for the plain answer and the private run."""
     from dptext.llm import get_backend
     from dptext.metrics import rouge_l_f1
-    from dptext.pipeline import InferDPT, Sanitizer, Segment, remote_messages
+    from dptext.inferdpt import InferDPT, remote_messages
+    from dptext.pipeline import Sanitizer, Segment
 
     remote = get_backend("local")
     out, plain = {}, None
@@ -402,7 +403,7 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
               flush=True)
     ans = conf.get("answers") or {}
     if ans.get("documents"):
-        from dptext.pipeline import SAMPLE_DOCUMENT
+        from dptext.inferdpt import SAMPLE_DOCUMENT
 
         t = time.perf_counter()
         adocs = answer_documents(ans, seed)

@@ -12,7 +12,7 @@ from dptext.errors import DPTextError, PrivacyError
 from dptext.llm import Prompts, get_backend
 from dptext.mechanisms import get_mechanism
 from dptext.mechanisms.rantext import RanText
-from dptext.pipeline import SAMPLE_DOCUMENT, InferDPT
+from dptext.inferdpt import SAMPLE_DOCUMENT, InferDPT
 from dptext.privacy.presets import PRESETS
 from llama_server import free_port, llama_server, recording_server
 

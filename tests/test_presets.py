@@ -12,7 +12,8 @@ import pytest
 
 from dptext.cli import main
 from dptext.mechanisms.spec import KEYS, MechanismSpec
-from dptext.pipeline import SAMPLE_DOCUMENT, Sanitizer, Segment
+from dptext.inferdpt import SAMPLE_DOCUMENT
+from dptext.pipeline import Sanitizer, Segment
 from dptext.privacy.presets import DEFAULT_INFER_PRESET, PRESETS, get_preset
 from llama_server import recording_server
 
@@ -150,12 +151,12 @@ class EchoLocal:
 @pytest.fixture
 def echo_local(monkeypatch):
     import dptext.llm
-    import dptext.pipeline
+    import dptext.inferdpt
 
     real = dptext.llm.get_backend
     fake = lambda spec=None, **kw: EchoLocal() if spec in (None, "local") else real(spec, **kw)  # noqa: E731
     monkeypatch.setattr(dptext.llm, "get_backend", fake)
-    monkeypatch.setattr(dptext.pipeline, "get_backend", fake)
+    monkeypatch.setattr(dptext.inferdpt, "get_backend", fake)
 
 
 @needs_span_dp

@@ -112,7 +112,7 @@ def inferdpt(mechanism, documents, seed, non_private: bool = True, max_tokens: i
     ``non_private`` the same leakage when the raw document is sent, plus alignment
     (cosine of the final output and the non-private generation). Seeded per document."""
     from dptext.metrics import alignment, coherence, mean_diversity, ngram_leakage
-    from dptext.pipeline import InferDPT, remote_messages
+    from dptext.inferdpt import InferDPT, remote_messages
 
     pipe = InferDPT(mechanism, remote, local, max_tokens=int(max_tokens))
     runs = [pipe.run(d, seed=int(seed) * 1000 + i) for i, d in enumerate(documents)]

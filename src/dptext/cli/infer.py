@@ -80,7 +80,8 @@ def infer(
     """Private inference: perturb DOCUMENT, query the remote LLM, rebuild the answer locally."""
     from dptext.llm import get_backend
     from dptext.mechanisms.spec import MechanismSpec
-    from dptext.pipeline import SAMPLE_DOCUMENT, TASKS, InferDPT, Sanitizer
+    from dptext.inferdpt import SAMPLE_DOCUMENT, TASKS, InferDPT
+    from dptext.pipeline import Sanitizer
     from dptext.privacy.presets import DEFAULT_INFER_PRESET
 
     if task not in TASKS:

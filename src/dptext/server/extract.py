@@ -2,10 +2,10 @@
 
 The upstream answered the *perturbed* conversation. The local model (in
 process, on this machine) then reads the raw conversation and that perturbed
-answer and writes the final reply with :func:`dptext.pipeline.extraction_messages`
+answer and writes the final reply with :func:`dptext.inferdpt.extraction_messages`
 (task ``answer``): ``instruction`` = the public system/developer instructions,
 ``document`` = the raw conversation (every non-system turn, ``role: text``),
-``generation`` = the upstream's answer. :func:`dptext.pipeline.require_local`
+``generation`` = the upstream's answer. :func:`dptext.inferdpt.require_local`
 refuses a model that is not on this machine. Nothing here goes over the network.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dptext.pipeline import extraction_messages, require_local
+from dptext.inferdpt import extraction_messages, require_local
 from dptext.server.config import ServerConfig
 from dptext.server.request import ChatRequest
 

@@ -43,6 +43,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from dptext.errors import PrivacyError
+from dptext.server.privacy import charge_and_commit
 
 
 class BatchDriver:
@@ -56,8 +57,6 @@ class BatchDriver:
 
     def run(self, msgs: list[tuple]) -> None:
         """Serve ``msgs`` (``(rid, request, key, submitted)`` each); every one gets exactly one reply."""
-        from dptext.server.worker import charge_and_commit
-
         start = time.perf_counter()
         ready, deferred, done = [], [], []
         with self.perturber.sanitizer._lock:

@@ -31,6 +31,7 @@ import numpy as np
 
 from dptext.errors import DPTextError, ParameterError
 from dptext.pipeline import Sanitizer, Segment
+from dptext.privacy.accounting import BudgetExceeded
 from dptext.server.config import ServerConfig
 from dptext.server.errors import ApiError
 from dptext.server.request import ChatRequest
@@ -67,6 +68,25 @@ class Prepared:
     private: list  # (message, piece, text) of every private piece
     staged: object  # the request's staged memo (None without a memo)
     draft: object  # the Sanitizer's Draft: its jobs are the mechanism calls still to make
+
+
+def charge_and_commit(accountant, perturbed, key: str):
+    """Charge ``key`` for ``perturbed``'s fresh units (429 over budget: its claims and writes are dropped),
+    then commit its memo writes, so nothing is stored or replayed that was not paid for."""
+    spent = perturbed.report["epsilon_spent"]
+    try:
+        charge = accountant.charge(key, spent or 0.0)
+    except BaseException as exc:
+        if perturbed.memo is not None:  # end this request's single-flight claims: a waiter perturbs next
+            perturbed.memo.abort()
+        if isinstance(exc, BudgetExceeded):
+            raise ApiError(429, f"{exc}; nothing was sent upstream", type="rate_limit_error",
+                           code="privacy_budget_exceeded",
+                           headers={"retry-after": str(max(1, int(exc.retry_after + 0.999)))}) from None
+        raise
+    if perturbed.memo is not None:  # charged (committed) before anything goes upstream
+        perturbed.memo.commit()
+    return charge
 
 
 def spec_of(cfg: ServerConfig):

@@ -38,9 +38,9 @@ import time
 from contextlib import contextmanager
 
 from dptext.errors import DPTextError
-from dptext.privacy.accounting import BudgetExceeded
 from dptext.privacy.flight import StateError
 from dptext.server.errors import ApiError
+from dptext.server.privacy import charge_and_commit
 
 log = logging.getLogger("dptext.server")
 START_TIMEOUT_S = 600.0  # building a space for the first time can take minutes
@@ -85,25 +85,6 @@ def perturb_and_charge(perturber, accountant, gate, req, key: str, timing: dict,
     timing["perturb"] = 0.0
     perturbed = perturber.perturb(timed_gate(gate, timing), req, key)
     return perturbed, charge_and_commit(accountant, perturbed, key)
-
-
-def charge_and_commit(accountant, perturbed, key: str):
-    """Charge ``key`` for ``perturbed``'s fresh units (429 over budget: its claims and writes are dropped),
-    then commit its memo writes, so nothing is stored or replayed that was not paid for."""
-    spent = perturbed.report["epsilon_spent"]
-    try:
-        charge = accountant.charge(key, spent or 0.0)
-    except BaseException as exc:
-        if perturbed.memo is not None:  # end this request's single-flight claims: a waiter perturbs next
-            perturbed.memo.abort()
-        if isinstance(exc, BudgetExceeded):
-            raise ApiError(429, f"{exc}; nothing was sent upstream", type="rate_limit_error",
-                           code="privacy_budget_exceeded",
-                           headers={"retry-after": str(max(1, int(exc.retry_after + 0.999)))}) from None
-        raise
-    if perturbed.memo is not None:  # charged (committed) before anything goes upstream
-        perturbed.memo.commit()
-    return charge
 
 
 # ----- the child process ------------------------------------------------------------------------------------

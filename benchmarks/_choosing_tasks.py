@@ -48,7 +48,7 @@ class Task:
         if len(self.folds) == 1:
             return f"{len(self.folds[0][0])} train / {len(self.folds[0][1])} test {self.dataset}"
         strat = "stratified sample of " if self.stratified else ""
-        return f"{strat}{len(self.texts)} {self.dataset} items, {len(self.folds)}-fold cross-validation"
+        return f"{strat}{len(self.texts)} items of {self.dataset}, {len(self.folds)}-fold cross-validation"
 
 
 def load_tasks(conf, seed: int) -> list[Task]:

@@ -31,13 +31,12 @@ import numpy as np
 from dptext import cache
 from dptext.errors import DPTextError
 from dptext.mechanisms._rows import segmented_cumsum
-from dptext.mechanisms._vocab import distinct
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 
 VERSION = 2  # of the fitted term-vector arrays: bump with any change to what fit_vectors computes
 PAIRS_VERSION = 1  # of the cached pair cosines: bump with any change to what pair_cosines computes
-ROWS = 512  # distinct inputs per sparse product
+ROWS = 512  # input units per sparse product (building the pair cosines)
 _FITS: dict = {}
 
 

@@ -34,7 +34,7 @@ from dptext.errors import DPTextError
 from dptext.mechanisms._fastnn import nearest_units
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 
-CHUNK = 2048  # draws whose noisy points are made and decoded together (the search screens them in smaller blocks)
+CHUNK = 8192  # draws whose noisy points are made and decoded together (the search screens them in smaller blocks)
 MC_SEED = 0x3E7D1C  # the fixed internal seed of the Monte-Carlo rows
 
 

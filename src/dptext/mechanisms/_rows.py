@@ -209,6 +209,27 @@ def sample_ball(space, table, x: np.ndarray, c: np.ndarray, rng: np.random.Gener
     return out
 
 
+def segmented_cumsum(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """``np.cumsum`` restarted at each row ``values[ptr[i]:ptr[i+1]]`` (the same sums, in the same order, as a
+    per-row ``np.cumsum``): rows are grouped by length into power-of-two widths, padded after their values
+    (at most doubling them) and summed along the second axis."""
+    values = np.asarray(values)
+    out = np.empty(len(values), dtype=np.result_type(values.dtype, np.float64))
+    lens = np.diff(ptr)
+    width = np.zeros(len(lens), dtype=np.int64)
+    has = lens > 0
+    width[has] = 1 << np.ceil(np.log2(lens[has])).astype(np.int64)
+    for w in sorted(set(width[has].tolist())):
+        rows = np.flatnonzero(width == w)
+        cols = np.arange(w)
+        take = cols[None, :] < lens[rows][:, None]
+        src = (ptr[rows][:, None] + cols[None, :])[take]
+        block = np.zeros((len(rows), w), dtype=out.dtype)
+        block[take] = values[src]
+        out[src] = np.cumsum(block, axis=1)[take]
+    return out
+
+
 def flatten_tables(tables: dict, size: int) -> tuple:
     """Per-input sampling tables ``{x: (ids, cdf, p)}`` as flat arrays for vectorised draws.
 

@@ -17,9 +17,11 @@ Claim (proof in docs/algorithms.md): ε-DP between any two inputs of ``V``, ``bo
 Sampling: the weight ``exp(ε·u/2) = 1 + (exp(ε·u/2) − 1)`` splits each row into a uniform part over
 ``V_c`` (mass ``|V_c|``) and the excess over the units that share a document with ``x`` (sparse):
 one uniform draw decides the part, then a uniform unit of ``V_c`` or an inverse-CDF draw from the
-excess. Each distinct input's excess is computed once (one sparse product) and kept. The fitted
-term vectors are cached on disk (two sparse layouts as plain arrays, memory-mapped) per space, corpus
-and split; the sparse products are numpy's (no scipy on the sampling path).
+excess. The fitted term vectors and the cosines of every pair of units that share a document (the
+sparse ``u``, at most ``Σ_D |D|²`` entries: 1.8 M for the tweets' shadow split) are cached on disk per
+space, corpus and split (plain arrays, memory-mapped); the first draw turns the cosines into every
+input's excess table at once (``expm1``, a per-row cumulative sum), so nothing grows with the inputs
+seen. The sparse products are numpy's (no scipy on the sampling path).
 """
 
 from __future__ import annotations
@@ -28,13 +30,13 @@ import numpy as np
 
 from dptext import cache
 from dptext.errors import DPTextError
-from dptext.mechanisms._rows import flatten_tables
-from dptext.mechanisms._vocab import distinct
+from dptext.mechanisms._rows import segmented_cumsum
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 
 VERSION = 2  # of the fitted term-vector arrays: bump with any change to what fit_vectors computes
-ROWS = 512  # distinct inputs per sparse product
+PAIRS_VERSION = 1  # of the cached pair cosines: bump with any change to what pair_cosines computes
+ROWS = 512  # input units per sparse product (building the pair cosines)
 _FITS: dict = {}
 
 
@@ -116,6 +118,34 @@ def load_vectors(space, corpus: str, split: str) -> TermVectors:
     return _FITS[key]
 
 
+def pair_cosines(vectors: TermVectors) -> dict:
+    """Every nonzero ``u(x, y)`` as a row-major sparse matrix over the units: ``ptr`` [|V|+1], ``term``
+    (int32, ascending inside a row) and ``cos`` (float64, the values :meth:`TermVectors.products` gives)."""
+    ids = np.flatnonzero(vectors.seen)
+    rows, terms, coss = [], [], []
+    for s in range(0, len(ids), ROWS):
+        row, term, cos = vectors.products(ids[s : s + ROWS])
+        rows.append(ids[s : s + ROWS][row])
+        terms.append(term.astype(np.int32))
+        coss.append(cos)
+    row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    ptr = np.concatenate(([0], np.cumsum(np.bincount(row, minlength=vectors.size))))
+    return {"ptr": ptr, "term": np.concatenate(terms) if terms else np.zeros(0, np.int32),
+            "cos": np.concatenate(coss) if coss else np.zeros(0)}
+
+
+def load_pairs(space, corpus: str, split: str) -> dict:
+    """:func:`pair_cosines` of the fitted term vectors (cached on disk, memory-mapped)."""
+    key = ("pairs", space.name, space.cache_key, corpus, split)
+    if key not in _FITS:
+        path = cache.entry_path("syntf", f"{space.name}-{corpus}-{split}-pairs", cache.key_of(*key[1:]), "",
+                                version=PAIRS_VERSION)
+        if not path.exists():
+            cache.save_arrays(path, **pair_cosines(load_vectors(space, corpus, split)))
+        _FITS[key] = cache.load_arrays(path)
+    return _FITS[key]
+
+
 @register("syntf")
 class SynTF(Mechanism):
     """SynTF (word level): the exponential mechanism over the corpus vocabulary, TF-IDF cosine utility."""
@@ -139,8 +169,7 @@ class SynTF(Mechanism):
         self.support = np.flatnonzero(self.seen)
         if not len(self.support):
             raise DPTextError(f"the corpus {corpus}/{split} has no unit in the vocabulary of {self.space.name}")
-        self._tables: dict[int, tuple] = {}  # x -> (excess ids, cumulative excess, Pr(excess part))
-        self._flat = None
+        self._flat = None  # every input's excess table, built by the first draw (_prepare)
 
     def settings(self) -> dict:
         return {**super().settings(), "corpus": self.corpus, "split": self.split}
@@ -170,38 +199,32 @@ class SynTF(Mechanism):
 
     # ----- sampling --------------------------------------------------------------------------------------
     def _prepare(self, idx: np.ndarray) -> None:
-        todo = distinct(np.asarray(idx, dtype=np.int64))
-        todo = todo[[int(t) not in self._tables for t in todo.tolist()]]
-        base = float(len(self.support))
-        for s in range(0, len(todo), ROWS):
-            rows = todo[s : s + ROWS]
-            row, term, cos = self.vectors.products(rows)
-            bounds = np.searchsorted(row, np.arange(len(rows) + 1))
-            excess_all = np.expm1(self.epsilon * cos / 2.0)
-            for r, x in enumerate(rows.tolist()):
-                lo, hi = bounds[r], bounds[r + 1]
-                excess = excess_all[lo:hi]
-                mass = float(excess.sum())
-                ids = term[lo:hi] if mass > 0 else term[:0]
-                self._tables[x] = (ids, np.cumsum(excess) / mass if mass > 0 else np.zeros(0), mass / (mass + base))
-        if len(todo):
-            self._flat = None
-
-    def _flat_tables(self):
-        """Every prepared input as flat arrays: excess ids, ``k + cdf`` (segment ``k``), starts, ends, Pr(excess)."""
-        if self._flat is None:
-            self._flat = flatten_tables(self._tables, self.space.size)[2:]
-        return self._flat
+        """Every input's excess table at once, from the cached pair cosines: segment ``x`` holds the units
+        ``y`` with ``u(x,y) > 0``, cumulative excess ``x + Σ_{y' ≤ y} (e^{εu/2} − 1) / mass`` (the segment's
+        index added, so one ``searchsorted`` serves all), and ``Pr(excess part) = mass / (mass + |V_c|)``."""
+        if self._flat is not None:
+            return
+        pairs = load_pairs(self.space, self.corpus, self.split)
+        ptr, term = pairs["ptr"], pairs["term"]
+        starts, ends = ptr[:-1], ptr[1:]
+        excess = np.expm1(self.epsilon * np.asarray(pairs["cos"]) / 2.0)
+        cum = segmented_cumsum(excess, ptr)
+        mass = np.zeros(len(starts))
+        full = ends > starts
+        mass[full] = cum[ends[full] - 1]  # each row's total: the last of its cumulative sums
+        owner = np.repeat(np.arange(len(starts)), ends - starts)
+        cdf = owner + cum / np.where(mass > 0, mass, 1.0)[owner]
+        cdf[ends[full] - 1] = owner[ends[full] - 1] + 1.0  # each row's last share is exactly 1
+        self._flat = (term, cdf, starts, ends, mass / (mass + float(len(self.support))))
 
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         idx = np.asarray(idx, dtype=np.int64)
         self._prepare(idx)
-        seg, ids, cdf, starts, ends, p_ex = self._flat_tables()
-        k = seg[idx]
+        ids, cdf, starts, ends, p_ex = self._flat
         out = self.support[rng.integers(0, len(self.support), len(idx))]  # the uniform part
-        ex = np.flatnonzero(rng.random(len(idx)) < p_ex[k])
+        ex = np.flatnonzero(rng.random(len(idx)) < p_ex[idx])
         if len(ex):
-            kk = k[ex]
+            kk = idx[ex]
             pos = np.searchsorted(cdf, kk + rng.random(len(ex)), side="right")
             out[ex] = ids[np.clip(pos, starts[kk], ends[kk] - 1)]
         return out

@@ -20,7 +20,9 @@ lies in ``[−γ, 0]``, so ``ln Pr(y|x) − ln Pr(y|x') ≤ ε·min(d(x,x'), γ)
 Sampling draws from the exact row in two stages (``⊥`` or not, then a member of ``L_x`` by
 inverse CDF, or a uniform unit outside ``L_x`` by rejection); ``L_x`` and its weights are
 computed once per distinct input (one float32 GEMM row) and kept, so repeated units cost
-one lookup.
+one lookup. The kept tables are bounded (``MAX_TABLE_BYTES``, least recently used dropped first;
+a large γ makes each ``L_x`` up to all of ``V``): a call whose inputs could need more is sampled
+in parts of distinct inputs, each part's occurrences from that part's tables.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 
 ROWS = 256  # distance rows per GEMM block
+MAX_TABLE_BYTES = 96 << 20  # kept per-input tables (16 bytes per member of L_x; the flat copies add 24)
 
 
 def default_gamma(epsilon: float, size: int, beta: float) -> float:
@@ -59,7 +62,7 @@ class TEM(Mechanism):
         self.gamma = float(default_gamma(self.epsilon, self.space.size, self.beta) if gamma is None else gamma)
         if not (self.gamma >= 0 and math.isfinite(self.gamma)):
             raise DPTextError(f"invalid gamma={gamma}: must be a finite number >= 0")
-        self._tables: dict[int, tuple] = {}  # x -> (L_x ids, cumulative weights inside L_x, Pr(⊥))
+        self._tables: dict[int, tuple] = {}  # x -> (L_x ids, cumulative weights inside L_x, Pr(⊥)), oldest use first
         self._flat = None
 
     def settings(self) -> dict:
@@ -87,8 +90,11 @@ class TEM(Mechanism):
 
     # ----- sampling ---------------------------------------------------------------------------------------------
     def _prepare(self, idx: np.ndarray) -> None:
-        todo = distinct(np.asarray(idx, dtype=np.int64))
-        todo = todo[[int(t) not in self._tables for t in todo.tolist()]]
+        need = distinct(np.asarray(idx, dtype=np.int64))
+        have = [int(t) in self._tables for t in need.tolist()]
+        for t in need[have].tolist():  # used again: now the most recent
+            self._tables[t] = self._tables.pop(t)
+        todo = need[~np.asarray(have, dtype=bool)] if len(need) else need
         size, eps, g = self.space.size, self.epsilon, self.gamma
         for s in range(0, len(todo), ROWS):
             rows = todo[s : s + ROWS]
@@ -101,6 +107,20 @@ class TEM(Mechanism):
                 self._tables[x] = (members.astype(np.int64), np.cumsum(w) / in_mass, out_mass / (in_mass + out_mass))
         if len(todo):
             self._flat = None
+        self._evict(set(need.tolist()))
+
+    def _evict(self, keep: set) -> None:
+        """Drop the least recently used tables outside ``keep`` while the kept ones exceed ``MAX_TABLE_BYTES``."""
+        total = sum(t[0].nbytes + t[1].nbytes for t in self._tables.values())
+        if total <= MAX_TABLE_BYTES:
+            return
+        for x in list(self._tables):
+            if total <= MAX_TABLE_BYTES:
+                break
+            if x not in keep:
+                ids, cdf, _ = self._tables.pop(x)
+                total -= ids.nbytes + cdf.nbytes
+        self._flat = None
 
     def _flat_tables(self):
         """All prepared units as flat arrays: member ids, ``k + cdf`` (segment ``k``), segment starts/ends, Pr(⊥)."""
@@ -112,6 +132,20 @@ class TEM(Mechanism):
 
     def _sample(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         idx = np.asarray(idx, dtype=np.int64)
+        keys = distinct(idx)
+        per = max(1, MAX_TABLE_BYTES // (16 * self.space.size))  # distinct inputs whose tables surely fit
+        if len(keys) <= per:
+            return self._sample_part(idx, rng)
+        part = np.zeros(self.space.size, dtype=np.int64)
+        part[keys] = np.arange(len(keys)) // per
+        of = part[idx]
+        out = np.empty(len(idx), dtype=np.int64)
+        for p in range(int(of.max()) + 1):  # each draw is independent: the parts' order changes no law
+            occ = np.flatnonzero(of == p)
+            out[occ] = self._sample_part(idx[occ], rng)
+        return out
+
+    def _sample_part(self, idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         self._prepare(idx)
         seg, ids, cdf, starts, ends, p_bot, _ = self._flat_tables()
         k = seg[idx]

@@ -1,0 +1,36 @@
+"""The word-level metric-DP mechanisms' path (import, build, perturb) in a fresh process loads none of the
+heavy libraries other parts of dptext use: their import would dominate a cold start (0.5-3 s each)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ("torch", "transformers", "tokenizers", "huggingface_hub", "sentence_transformers", "spacy", "scipy",
+         "sklearn", "pandas", "pydantic", "gensim", "nltk", "faiss", "onnxruntime")
+FAMILY = ("multivariate", "mahalanobis", "vickrey", "tem", "truncated-gumbel", "syntf", "diffractor")
+CHILD = """
+import json, sys
+heavy, seen = json.loads(sys.argv[1]), {}
+start = set(sys.modules)
+from dptext.mechanisms import get_mechanism
+seen["import"] = sorted({m.split(".")[0] for m in set(sys.modules) - start} & set(heavy))
+for name in json.loads(sys.argv[2]):
+    before = set(sys.modules)
+    get_mechanism(name, epsilon=10.0, seed=0).perturb("the good doctor is at the house")
+    seen[name] = sorted({m.split(".")[0] for m in set(sys.modules) - before} & set(heavy))
+print(json.dumps(seen))
+"""
+
+
+def test_the_family_loads_no_heavy_library():
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    res = subprocess.run([sys.executable, "-c", CHILD, json.dumps(HEAVY), json.dumps(FAMILY)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    loaded = {name: mods for name, mods in seen.items() if mods}
+    assert set(seen) == {*FAMILY, "import"} and not loaded, f"heavy modules loaded: {loaded}"

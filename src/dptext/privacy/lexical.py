@@ -32,6 +32,15 @@ import re
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.recognizers import Detection
 
+# surname endings of many languages (Slavic, Baltic, Turkish, Italian, Nordic, Dutch, Greek, Armenian, Georgian,
+# Romanian, Finnish, Spanish): an unlisted word that no English word list knows and ends so is a surname
+_SURNAME_SHAPE = re.compile(
+    r"(?:[sc]ki|[sc]ka|[sc]ky|[sc]ká|[sc]ký|wicz|owicz|czyk|czak|[ijy]ak|chuk|czuk|enko|vić|vic|[čćc]ić|ová|ov|ova|"
+    r"aitis|auskas|avičius|ienė|ytė|oğlu|oglu|elli|[ie]ni|etti|otti|ucci|acci|azzi|ello|sson|ssen|[^s]sen|ström|"
+    r"strom|qvist|quist|gren|lund|stra|[ei]ma|inga|opoulos|akis|[ia]dis|[ia]des|[iy]an|shvili|dze|escu|eanu|nen|"
+    r"[aeiou]z|[ae]rek|[aá]lek|czek|ček|ák|ink|huis|ijk|mann|hofer|inger)$")
+_GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely".split())
+_PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn".split())
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
                    "señor señora sr sra dott".split())
@@ -61,22 +70,27 @@ class NameDetector:
         first, last = w in lex.first, w in lex.last
         if not (first or last) and "'" in w:  # o'brien is listed as obrien
             first, last = w.replace("'", "") in lex.first, w.replace("'", "") in lex.last
-        initial = len(w) == 1 and w.isalpha() and (e < len(text) and text[e] == "." or text[s].isupper())
+        # a capital letter is an initial, but the pronoun "I" and the article "A" only with a full stop
+        initial = len(w) == 1 and w.isalpha() and (
+            e < len(text) and text[e] == "." or text[s].isupper() and w not in lex.stop)
         if initial:
             return "initial"
-        if w in lex.stop or len(w) < 2:
-            return None
+        if w in lex.stop or len(w) < 2 or w.endswith("n't") or w in _GREETINGS:
+            return None  # "didn't", "hi": no name
+        shaped = len(w) > 4 and _SURNAME_SHAPE.search(w) is not None
         if first or last:
             base = w.split("'")[0]
             # a surname that is also an English word ("maiden", "lingo", "guardian") is ambiguous like a frequent
             # word; a given-name list is curated, so "maria" (also a plural of "mare") stays a name
             ambiguous = lex.common(base) or not first and lex.is_word(base)
+            if not first and not ambiguous and w in lex.rare and not shaped:
+                return "last-rare"  # a handful of census families ("gotta", "app"): weak against casing
             return ("first" if first else "last") + ("-common" if ambiguous else "")
         stem, _, clitic = w.partition("'")
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and (stem in lex.stop or lex.is_word(stem)):
             return None  # a contraction or possessive of a word: "it's", "can't", "i'm"
         if not lex.is_word(w):
-            return "unknown"
+            return "last" if shaped else "unknown"
         return None
 
     def detect(self, text: str) -> list[Detection]:
@@ -97,17 +111,41 @@ class NameDetector:
                 i += 1
                 continue
             j = start
-            while (j + 1 < n and kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1])
-                   and j + 1 not in cued):  # a cued word starts its own run
-                j += 1
+            while j + 1 < n and j + 1 not in cued:  # a cued word starts its own run
+                if kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1]):
+                    j += 1
+                    continue
+                p = j + 1  # particles reach over to the surname after them, whatever word that is
+                while p < n and toks[p][2] in _PARTICLES and _adjacent(text, toks[p - 1], toks[p]) and p - j < 3:
+                    p += 1
+                if p == j + 1 or p >= n or not _adjacent(text, toks[p - 1], toks[p]) or toks[p][2] in self.lex.stop:
+                    break
+                j = p
+            # inside a run, particles join a name to the word after them, which is then a surname whatever else
+            # it is: "inaya van der brink", "maria de la cruz"
+            k = start + 1
+            while k < j:
+                if toks[k][2] in _PARTICLES and kinds[k - 1] in ("first", "last", "unknown", "initial"):
+                    q = k
+                    while q < j and toks[q][2] in _PARTICLES:
+                        kinds[q] = "particle"
+                        q += 1
+                    if kinds[q] is None or kinds[q].endswith(("-common", "-rare")) or kinds[q] == "unknown":
+                        kinds[q] = "last"
+                    k = q
+                k += 1
             run = list(range(start, j + 1))
             keep = self._accept(run, kinds, titled)
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
-            if keep and not titled and all(kinds[k] == "unknown" for k in keep):
-                # unlisted words alone: in ordinarily cased text only when written as proper nouns
+            if keep and not titled:
                 ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
-                if ordinary and not all(text[toks[k][0]].isupper() for k in keep):
+                lower = [k for k in keep if not text[toks[k][0]].isupper()]
+                if ordinary and lower and (
+                        all(kinds[k] == "unknown" for k in keep)  # unlisted words: only as proper nouns
+                        or len(keep) == 1  # "ok", "app": a lone listed name in lower case in cased text
+                        # no distinctive name ("min Late", "Gotta love"): a rare surname is weak here
+                        or not any(kinds[k] in ("first", "last") for k in keep)):
                     keep = None
             if keep:
                 out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
@@ -117,13 +155,13 @@ class NameDetector:
     @staticmethod
     def _accept(run, kinds, titled):
         ks = [kinds[r] for r in run]
-        strong = [k in ("first", "last") for k in ks]
+        strong = [k in ("first", "last", "last-rare") for k in ks]
 
         lo, hi = 0, len(run) - 1
         # trim edge words that are not a name on their own and do not pair with their neighbour
         while not titled and lo < hi and not strong[lo] and not (
                 ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial", "unknown"))
-                or ks[lo] == "unknown" and ks[lo + 1] in ("last", "unknown")):  # rościsław jaworski, zinovy gorshkov
+                or ks[lo] == "unknown" and ks[lo + 1] in ("last", "last-rare", "unknown")):  # zinovy gorshkov
             lo += 1
         while hi > lo and not strong[hi] and not (
                 (strong[hi - 1] or ks[hi - 1].startswith("first")) and ks[hi].startswith(("last", "first-common"))
@@ -213,11 +251,15 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
 
             def keep(w):  # a listed name that is a frequent word counts only when casing marks it ("Rose")
+                if w[:1] in "@#" or w.casefold() == "rt":
+                    return False  # a handle, hashtag or retweet mark names an account or topic, no person
                 f = w.casefold().replace("’", "'").strip(".'-")
                 f = f[:-2] if f.endswith("'s") else f
                 listed = f in lex.first or f in lex.last
                 return (not f.isalpha() or not lex.is_word(f)
                         or listed and (not lex.common(f) or ordinary and w[:1].isupper() and not w.isupper()))
+            if d.start and text[d.start - 1] in "@#":  # spaCy leaves the sign out of "#DeflateGate"
+                d = Detection(d.start - 1, d.end, d.label, d.detector)
             d = _trim(text, d, keep)
         if d is not None:
             out.append(d)

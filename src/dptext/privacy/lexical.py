@@ -39,7 +39,11 @@ _SURNAME_SHAPE = re.compile(
     r"aitis|auskas|avičius|ienė|ytė|oğlu|oglu|elli|[ie]ni|etti|otti|ucci|acci|azzi|ello|sson|ssen|[^s]sen|ström|"
     r"strom|qvist|quist|gren|lund|stra|[ei]ma|inga|opoulos|akis|[ia]dis|[ia]des|[iy]an|shvili|dze|escu|eanu|nen|"
     r"[aeiou]z|[ae]rek|[aá]lek|czek|ček|ák|ink|huis|ijk|mann|hofer|inger)$")
-_GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely".split())
+# greetings, interjections and chat forms: closed classes of English that WordNet does not list, while some of
+# them are also listed names ("Oh", "Ok", "Ur", "Til")
+_GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
+                       "yup nah nope aw aww ah ahh uh um hmm ha haha lol omg wtf btw idk imo tbh smh pls plz ur im "
+                       "til gonna gotta wanna aint ya'll yall".split())
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn".split())
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
@@ -101,6 +105,16 @@ class NameDetector:
         out = []
         i, n = 0, len(toks)
         cued = _cued(text, toks, self.lex)
+        # after a distinctive given name, an unlisted word that is no frequent English word, or one written as a
+        # proper noun in cased text, is a surname: "gerald drub", "Maria Camps"
+        for k in range(len(toks) - 1):
+            if kinds[k] == "first" and kinds[k + 1] is None and _adjacent(text, toks[k], toks[k + 1]):
+                w = toks[k + 1][2]
+                if w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3:
+                    continue
+                proper = text[toks[k + 1][0]].isupper() and not text[toks[k + 1][0]:toks[k + 1][1]].isupper()
+                if not self.lex.common(w) or proper and (ordinary := has_ordinary_casing(text)):
+                    kinds[k + 1] = "last-common"
         while i < n:
             titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
             start = i + 1 if titled else i
@@ -278,12 +292,14 @@ def _widen(text, detections, names):
         s, e = d.start, d.end
         for _ in range(2):
             i = by_end.get(s - 1)
-            if i is None or text[s - 1] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common"):
+            if i is None or text[s - 1] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common") \
+                    or text[toks[i][0] - 1:toks[i][0]] in ("@", "#"):  # no handle or hashtag
                 break
             s = toks[i][0]
         for _ in range(2):
             i = by_start.get(e + 1)
-            if i is None or text[e] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common"):
+            if i is None or text[e] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common") \
+                    or text[e + 1] in "@#":
                 break
             e = toks[i][1]
         out.append(Detection(s, e, d.label, d.detector))

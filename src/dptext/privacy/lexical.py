@@ -152,6 +152,10 @@ class NameDetector:
             keep = self._accept(run, kinds, titled)
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
+            if keep is None and start == j and kinds[j] == "unknown" and _proper_mid(text, toks[j]):
+                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
+                if ordinary:  # "Delivery for Folch at": a proper noun no word list knows, inside a sentence
+                    keep = [j]
             if keep and not titled:
                 ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
                 lower = [k for k in keep if not text[toks[k][0]].isupper()]
@@ -205,6 +209,8 @@ def _cued(text, toks, lex):
     """Indices of tokens right after a name cue that are not frequent English words (so "dear all" is not cued)."""
     words = [t[2] for t in toks]
     out = set()
+    if toks and not lex.is_word(words[0]) and text[toks[0][1]:toks[0][1] + 1] == ":" and text[:toks[0][0]].strip() == "":
+        out.add(0)  # a speaker at the start of a line of dialogue: 'Yakha: "Who are you?"'
     for i in range(1, len(toks)):
         w = words[i]
         listed = (w in lex.first or w in lex.last) and not lex.common(w)
@@ -304,6 +310,18 @@ def _widen(text, detections, names):
             e = toks[i][1]
         out.append(Detection(s, e, d.label, d.detector))
     return out
+
+
+def _proper_mid(text, tok):
+    """``tok`` is written as a proper noun (``Folch``) and does not open a sentence, a line or a quotation."""
+    s, e, _ = tok
+    word = text[s:e]
+    # one capital then lower case ("JetBlue", "Alt-J", "OH-ing" are brands or shouts); no handle or month
+    if e - s < 3 or not word[0].isupper() or not word[1:].replace("'", "").replace("’", "").islower() \
+            or word.casefold().rstrip(".") in _CALENDAR or text[s - 1:s] in ("_", "@", "#"):
+        return False
+    before = text[:s].rstrip()
+    return bool(before) and before[-1] not in ".!?:;\"'(“‘-–—*#@|/>" and "\n" not in text[len(before):s]
 
 
 def _adjacent(text, a, b, title=False):

@@ -81,7 +81,8 @@ class NameDetector:
             return "initial"
         if w in lex.stop or len(w) < 2 or w.endswith("n't") or w in _GREETINGS:
             return None  # "didn't", "hi": no name
-        shaped = len(w) > 4 and _SURNAME_SHAPE.search(w) is not None
+        # a surname ending, or letters English does not use ("métivier", "ertaş"), in a word no word list knows
+        shaped = len(w) > 4 and _SURNAME_SHAPE.search(w) is not None or not w.isascii() and len(w) > 3
         if first or last:
             base = w.split("'")[0]
             # a surname that is also an English word ("maiden", "lingo", "guardian") is ambiguous like a frequent

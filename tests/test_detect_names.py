@@ -58,3 +58,31 @@ def test_handles_and_hashtags_leave_person_spans(names):
 
     out = [text[d.start:d.end] for d in refine(text, [at("DeflateGate"), at("Maria Lopez")], names)]
     assert out == ["Maria Lopez"]
+
+
+@pytest.mark.parametrize("text,phone", [
+    ("reach the front desk at 41 203775 office, or later", "41 203775"),  # a line's kind after the number
+    ("if it is late, call me on 815 2290 instead", "815 2290"),          # a phone word before it
+    ("the clinic's number is 318 4 771.", "318 4 771"),                  # any grouping after a phone word
+])
+def test_phones_in_unusual_groupings_next_to_a_phone_word(text, phone):
+    from dptext.privacy.recognizers import recognize
+
+    assert (phone, "PHONE") in [(text[d.start:d.end], d.label) for d in recognize(text, ("PHONE",))]
+
+
+def test_two_groups_of_digits_without_a_phone_word_are_no_phone():
+    from dptext.privacy.recognizers import recognize
+
+    assert recognize("the seasons 2019 2020 were long; we called 3 times", ("PHONE",)) == []
+
+
+def test_counts_ranges_and_short_durations_left_of_a_spacy_date_go(names):
+    text = "we waited 7 to 10 days, then the next 12 hrs, a 24hr wait, and only 30+ people came on 3 May"
+
+    def at(piece):
+        i = text.index(piece)
+        return Detection(i, i + len(piece), "DATE", "spacy")
+
+    found = [at("7 to 10 days"), at("the next 12 hrs"), at("24hr"), at("30+"), at("3 May")]
+    assert [text[d.start:d.end] for d in refine(text, found, names)] == ["3 May"]

@@ -232,8 +232,11 @@ _CALENDAR = frozenset("january february march april may june july august septemb
 
 
 _DURATION = re.compile(r"(?:(?:about|over|almost|nearly|around|more than|less than|the|a|an|past|last|next)\s+)*"
-                       r"\d+\+?\s*(?:years?|months?|weeks?|days?|hours?|minutes?|decades?)(?:\s+(?:old|ago|later))?",
+                       r"\d+\+?(?:\s*(?:to|-|–)\s*\d+)?\s*(?:years?|months?|weeks?|days?|hours?|minutes?|decades?|"
+                       r"yrs?|mos?|wks?|hrs?|h|mins?|secs?)(?:\s+(?:old|ago|later|long))?",
                        re.IGNORECASE)
+# what is left of a spaCy date that names no day: a count ("10", "30+") or a range ("12 to 18")
+_BARE = re.compile(r"\d{1,3}\+?(?:\s*(?:to|-|–)\s*\d{1,3})?", re.IGNORECASE)
 
 
 def _trim(text, d, keep):
@@ -268,6 +271,8 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             d = None  # "8+ years", "three days ago": a length of time, no date
         elif d.detector == "spacy" and d.label in ("DATE", "TIME"):
             d = _trim(text, d, lambda w: any(c.isdigit() for c in w) or w.casefold().strip(".") in _CALENDAR)
+            if d is not None and (_BARE.fullmatch(text[d.start:d.end]) or _DURATION.fullmatch(text[d.start:d.end])):
+                d = None  # "the next 10 hrs" leaves "10", "a 12 TO 18 MONTH freeze" leaves "12 TO 18"
         elif d.detector == "spacy" and d.label == "PERSON":
             ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
 

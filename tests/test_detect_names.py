@@ -86,3 +86,13 @@ def test_counts_ranges_and_short_durations_left_of_a_spacy_date_go(names):
 
     found = [at("7 to 10 days"), at("the next 12 hrs"), at("24hr"), at("30+"), at("3 May")]
     assert [text[d.start:d.end] for d in refine(text, found, names)] == ["3 May"]
+
+
+@pytest.mark.parametrize("text,address", [
+    ("the flat is at Lindenstraße 14/3, 04109 Leipzig now", "Lindenstraße 14/3, 04109 Leipzig"),
+    ("write to ulica Kwiatowa 7-9, 31-542 Kraków please", "ulica Kwiatowa 7-9, 31-542 Kraków"),
+])
+def test_house_numbers_with_a_flat_or_a_range(text, address):
+    from dptext.privacy.recognizers import recognize
+
+    assert address in [text[d.start:d.end] for d in recognize(text, ("ADDRESS",))]

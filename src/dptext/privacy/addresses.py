@@ -71,10 +71,12 @@ _SUFFIX_WORD = (r"(?:\d{1,5}[a-z]?\s{1,3})?[^\W\d_][\w'’-]{1,40}(?:straße|str
 # a prefixed street needs its house number, before or after: several prefixes ("am", "place", "route")
 # are everyday English words, and "I am worried about keeping" is no street
 _PREFIXED = rf"(?=[^\W\d_])(?:{_PREFIX})\s{{1,3}}(?:{_PARTICLE}\s{{1,3}}|{_W}\s{{1,3}}){{0,4}}{_W}"
+# a house number after the street, with a flat or a range: "Grottgera 47/83", "Seidel-Allee 5-9", "Via Roma 5b"
+_HOUSE = r"\d{1,5}[a-z]?(?:[/-]\d{1,4}[a-z]?)?\b"
 CONTINENTAL = re.compile(
     rf"(?<![\w-])\d{{1,5}}[a-z]?,?\s{{1,3}}{_PREFIXED}"
-    rf"|(?<![\w-]){_PREFIXED},?\s{{1,3}}\d{{1,5}}[a-z]?\b"
-    rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}\d{{1,5}}[a-z]?\b", re.IGNORECASE)
+    rf"|(?<![\w-]){_PREFIXED},?\s{{1,3}}{_HOUSE}"
+    rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}{_HOUSE}", re.IGNORECASE)
 PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s?box|post\s+office\s+box|postfach|apartado|boîte\s+postale|bp)\s*\d{1,7}\b",
                     re.IGNORECASE)
 UK_POSTCODE = re.compile(r"(?<![\w-])(?:[A-Z]{1,2}\d[A-Z\d]?|GIR)\s?\d[A-Z]{2}(?![\w-])", re.IGNORECASE)

@@ -28,6 +28,9 @@ def _names(det, text):
     ("the form was signed by margarethe drub", "margarethe drub"),    # given name + infrequent word
     ("Leave the parcel for Ngubane at the front desk.", "Ngubane"),   # proper noun inside a sentence
     ('Tsegaye: "Where were you last night?"', "Tsegaye"),             # speaker of a line of dialogue
+    ('Nobody answered.\nOkonjo: "I was at home."', "Okonjo"),        # ... on any line
+    ("the letter went to yew kwiatkowiak", "yew kwiatkowiak"),        # infrequent word before a surname
+    ("Nobody sang better than young Ngubane.", "Ngubane"),           # proper noun after a lower-case word
 ])
 def test_names_from_shape_particles_and_position(names, text, name):
     assert name in _names(names, text)
@@ -96,3 +99,7 @@ def test_house_numbers_with_a_flat_or_a_range(text, address):
     from dptext.privacy.recognizers import recognize
 
     assert address in [text[d.start:d.end] for d in recognize(text, ("ADDRESS",))]
+
+
+def test_the_local_part_of_an_email_is_no_name_word(names):
+    assert _names(names, "please use my e-mail wojciechowski@example.org from now") == []

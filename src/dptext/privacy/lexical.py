@@ -101,14 +101,22 @@ class NameDetector:
     def detect(self, text: str) -> list[Detection]:
         toks = _tokens(text)
         # a handle or hashtag (@united, #deflategate) is no name word
-        kinds = [None if t[0] and text[t[0] - 1] in "@#" else self._kind(text, t) for t in toks]
+        # nor is the local part of an e-mail address (the e-mail recognizer takes it whole)
+        kinds = [None if t[0] and text[t[0] - 1] in "@#" or text[t[1]:t[1] + 1] == "@" else self._kind(text, t)
+                 for t in toks]
         ordinary = None
         out = []
         i, n = 0, len(toks)
         cued = _cued(text, toks, self.lex)
         # after a distinctive given name, an unlisted word that is no frequent English word, or one written as a
-        # proper noun in cased text, is a surname: "gerald drub", "Maria Camps"
+        # proper noun in cased text, is a surname: "gerald drub", "Maria Camps"; before a distinctive surname, an
+        # unlisted word no word list knows is a given name: "iwo mateusiak"
         for k in range(len(toks) - 1):
+            if kinds[k + 1] == "last" and kinds[k] is None and _adjacent(text, toks[k], toks[k + 1]) \
+                    and text[toks[k][0] - 1:toks[k][0]] not in ("@", "#"):
+                w = toks[k][2]
+                if not (w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3 or self.lex.common(w)):
+                    kinds[k] = "first-common"
             if kinds[k] == "first" and kinds[k + 1] is None and _adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
                 if w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3:
@@ -153,10 +161,6 @@ class NameDetector:
             keep = self._accept(run, kinds, titled)
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
-            if keep is None and start == j and kinds[j] == "unknown" and _proper_mid(text, toks[j]):
-                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
-                if ordinary:  # "Delivery for Folch at": a proper noun no word list knows, inside a sentence
-                    keep = [j]
             if keep and not titled:
                 ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
                 lower = [k for k in keep if not text[toks[k][0]].isupper()]
@@ -166,6 +170,11 @@ class NameDetector:
                         # no distinctive name ("min Late", "Gotta love"): a rare surname is weak here
                         or not any(kinds[k] in ("first", "last") for k in keep)):
                     keep = None
+            if keep is None and kinds[j] == "unknown" and _proper_mid(text, toks[j]) and (
+                    start == j or text[toks[j - 1][0]].islower()):  # "early Holappa", not "Late Flightr"
+                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
+                if ordinary:  # "Delivery for Folch at": a proper noun no word list knows, inside a sentence
+                    keep = [j]
             if keep:
                 out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
             i = j + 1
@@ -210,8 +219,9 @@ def _cued(text, toks, lex):
     """Indices of tokens right after a name cue that are not frequent English words (so "dear all" is not cued)."""
     words = [t[2] for t in toks]
     out = set()
-    if toks and not lex.is_word(words[0]) and text[toks[0][1]:toks[0][1] + 1] == ":" and text[:toks[0][0]].strip() == "":
-        out.add(0)  # a speaker at the start of a line of dialogue: 'Yakha: "Who are you?"'
+    for i, (s, e, w) in enumerate(toks):  # a speaker at the start of a line of dialogue: 'Yakha: "Who are you?"'
+        if text[e:e + 1] == ":" and not lex.is_word(w) and text[text.rfind("\n", 0, s) + 1:s].strip() == "":
+            out.add(i)
     for i in range(1, len(toks)):
         w = words[i]
         listed = (w in lex.first or w in lex.last) and not lex.common(w)

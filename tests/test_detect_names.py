@@ -31,6 +31,8 @@ def _names(det, text):
     ('Nobody answered.\nOkonjo: "I was at home."', "Okonjo"),        # ... on any line
     ("the letter went to yew kwiatkowiak", "yew kwiatkowiak"),        # infrequent word before a surname
     ("Nobody sang better than young Ngubane.", "Ngubane"),           # proper noun after a lower-case word
+    ("the letter is signed by dr. pewter", "pewter"),                 # any word after a title
+    ("PLEASE TAKE MY NEPHEW FRED TO SCHOOL", "FRED"),                  # a given name after a cue word
 ])
 def test_names_from_shape_particles_and_position(names, text, name):
     assert name in _names(names, text)
@@ -48,8 +50,9 @@ def test_chat_words_are_no_names(names, text):
     assert _names(names, text) == []
 
 
-def test_a_negation_is_no_name_word(names):
+def test_a_negation_or_contraction_is_no_name_word(names):
     assert _names(names, "tom didn't call back") == ["tom"]
+    assert _names(names, "hi, i'm tokarczyk from the office") == ["tokarczyk"]  # "im" is a listed name
 
 
 def test_handles_and_hashtags_leave_person_spans(names):

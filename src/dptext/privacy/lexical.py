@@ -71,6 +71,9 @@ class NameDetector:
     def _kind(self, text, tok):
         s, e, w = tok
         lex = self.lex
+        stem, _, clitic = w.partition("'")
+        if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and stem in lex.stop:
+            return None  # "i'm", "it's", "we'll": a contraction of a stop word (and "im" is a listed name)
         first, last = w in lex.first, w in lex.last
         if not (first or last) and "'" in w:  # o'brien is listed as obrien
             first, last = w.replace("'", "") in lex.first, w.replace("'", "") in lex.last
@@ -127,6 +130,9 @@ class NameDetector:
         while i < n:
             titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
             start = i + 1 if titled else i
+            if titled and kinds[start] is None and toks[start][2] not in self.lex.stop and (
+                    text[toks[i][1]] == "." or not self.lex.common(toks[start][2])):
+                kinds[start] = "unknown"  # "dr. moraes", "prof. die pelser": after "Dr." any word is a name
             if i in cued and not titled:  # "my name is kowalczyk": a name even if unlisted
                 titled, start = True, i
                 kinds[i] = kinds[i] or "unknown"
@@ -224,8 +230,8 @@ def _cued(text, toks, lex):
             out.add(i)
     for i in range(1, len(toks)):
         w = words[i]
-        listed = (w in lex.first or w in lex.last) and not lex.common(w)
-        if len(w) < 2 or lex.is_word(w) and not listed:  # "dear all", "love pizza"
+        listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
+        if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
             continue
         if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:") != "":
             continue  # the cue and the name are separated by a space, comma or colon only

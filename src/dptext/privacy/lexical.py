@@ -12,14 +12,32 @@
   in the possessive (capitalized, in ordinary casing). A surname that is also
   an English word (``maiden``) is ambiguous. Frequent words at the edges of a
   run (``call maria``) are trimmed unless they pair with a name
-  (``mark lopez``).
+  (``mark lopez``). Beyond the lists:
+
+  - word shape: an unlisted word with a surname ending of many languages
+    (``-wicz``, ``-akis``, ``-oğlu``, ``-sson``, ``-elli`` …) or with letters
+    English does not use (``ørjasæter``) is a surname in any casing;
+  - particles (``van der``, ``de la``) join a name to the word after them;
+    after a distinctive given name an infrequent word is the surname, and
+    before a distinctive surname an infrequent word is the given name;
+  - position: a word after a title, a speaker at the start of a line
+    (``Okonjo: "…"``), and in cased text a proper noun no list knows inside
+    a sentence (``Delivery for Ngubane at``);
+  - chat text: the pronoun ``I``, negations (``didn't``), contractions,
+    greetings and interjections (``oh``, ``ok``, ``lol``) are no name words;
+    in cased text a lone listed word in lower case (``app``) and a pair with
+    no distinctive name and a word in lower case (``min Late``) are no names;
+    census surnames of a handful of families (``gotta``) count as weak there;
+    handles, hashtags and e-mail local parts are never name words.
 * :class:`MedicalDetector` (label ``MEDICAL``): the longest WordNet medical
   term at each position (``type 2 diabetes``, ``Parkinson's disease``,
   ``migraines``), extended over a leading ``type 1`` / ``chronic`` / ``stage
   IV`` … and over up to three words before a head noun (``disease``,
   ``disorder``, ``syndrome``, ``cancer`` …).
-* :func:`refine`: spaCy's DATE and PERSON spans cut to what identifies, and
-  person names widened over adjacent unlisted words.
+* :func:`refine`: spaCy's DATE and PERSON spans cut to what identifies (a
+  count, a range or a duration such as ``10``, ``12 to 18``, ``24hr`` is no
+  date; a handle, hashtag or ``RT`` no person), and person names widened over
+  adjacent unlisted words.
 * :func:`recase`: a copy of the text, same length, with lower- and upper-case
   words written as a proper noun would be when they are name-like, so spaCy's
   case-sensitive model sees ``Maria Lopez`` in ``maria lopez``.

@@ -32,6 +32,7 @@ def _names(det, text):
     ("the letter went to yew kwiatkowiak", "yew kwiatkowiak"),        # infrequent word before a surname
     ("Nobody sang better than young Ngubane.", "Ngubane"),           # proper noun after a lower-case word
     ("the letter is signed by dr. pewter", "pewter"),                 # any word after a title
+    ("We listened to old Ngubane records.", "Ngubane"),               # proper noun before a common word
     ("PLEASE TAKE MY NEPHEW FRED TO SCHOOL", "FRED"),                  # a given name after a cue word
 ])
 def test_names_from_shape_particles_and_position(names, text, name):
@@ -45,6 +46,7 @@ def test_names_from_shape_particles_and_position(names, text, name):
     "Okay so we waited 30min Late on the tarmac.",  # two ambiguous words, one in lower case
     "The App store froze again.",            # a rare census surname is weak against casing
     "Thanks, we will wait in Terminal B. Trains run late.",
+    "We bought the Zyrtek tablets in town.",  # a determiner does not go before a name
 ])
 def test_chat_words_are_no_names(names, text):
     assert _names(names, text) == []

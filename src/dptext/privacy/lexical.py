@@ -62,6 +62,7 @@ _SURNAME_SHAPE = re.compile(
 _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
                        "yup nah nope aw aww ah ahh uh um hmm ha haha lol omg wtf btw idk imo tbh smh pls plz ur im "
                        "til gonna gotta wanna aint ya'll yall".split())
+_DETERMINERS = frozenset("the a an this that these those my your our their its his every each any some no".split())
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn".split())
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
@@ -194,11 +195,14 @@ class NameDetector:
                         # no distinctive name ("min Late", "Gotta love"): a rare surname is weak here
                         or not any(kinds[k] in ("first", "last") for k in keep)):
                     keep = None
-            if keep is None and kinds[j] == "unknown" and _proper_mid(text, toks[j]) and (
-                    start == j or text[toks[j - 1][0]].islower()):  # "early Holappa", not "Late Flightr"
+            if keep is None:
+                # in cased text, a proper noun inside a sentence that no list knows or only a rare surname is:
+                # "Delivery for Folch at", "early Holappa", "Holtzer music"; not "Late Flightr" (a capitalized pair)
                 ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
-                if ordinary:  # "Delivery for Folch at": a proper noun no word list knows, inside a sentence
-                    keep = [j]
+                for k in range(start, j + 1) if ordinary else ():
+                    if kinds[k] in ("unknown", "last-rare") and _proper_mid(text, toks[k]) and (
+                            k == start or text[toks[k - 1][0]].islower()):
+                        out.append(Detection(toks[k][0], toks[k][1], self.label, self.name))
             if keep:
                 out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
             i = j + 1
@@ -361,6 +365,8 @@ def _proper_mid(text, tok):
             or word.casefold().rstrip(".") in _CALENDAR or text[s - 1:s] in ("_", "@", "#"):
         return False
     before = text[:s].rstrip()
+    if before.rsplit(None, 1)[-1:] and before.rsplit(None, 1)[-1].casefold() in _DETERMINERS:
+        return False  # "the App store", "a Coachella ticket": a determiner does not go before a name
     return bool(before) and before[-1] not in ".!?:;\"'(“‘-–—*#@|/>" and "\n" not in text[len(before):s]
 
 

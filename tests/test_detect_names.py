@@ -99,8 +99,10 @@ def test_counts_ranges_and_short_durations_left_of_a_spacy_date_go(names):
 @pytest.mark.parametrize("text,address", [
     ("the flat is at Lindenstraße 14/3, 04109 Leipzig now", "Lindenstraße 14/3, 04109 Leipzig"),
     ("write to ulica Kwiatowa 7-9, 31-542 Kraków please", "ulica Kwiatowa 7-9, 31-542 Kraków"),
+    ("it goes to 12 rue des lilas, menzah, 21 1004 tomorrow", "12 rue des lilas, menzah, 21 1004"),  # 2+4 code
+    ("send it to Fjordvej 8, Skagen, NO 9990 today", "Fjordvej 8, Skagen, NO 9990"),  # a region that is a stop word
 ])
-def test_house_numbers_with_a_flat_or_a_range(text, address):
+def test_house_numbers_with_a_flat_or_a_range_and_codes_after_the_town(text, address):
     from dptext.privacy.recognizers import recognize
 
     assert address in [text[d.start:d.end] for d in recognize(text, ("ADDRESS",))]

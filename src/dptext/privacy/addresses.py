@@ -105,7 +105,9 @@ STREET_AFTER = re.compile(rf"(?<![\w-])\d{{1,5}}[a-z]?\s{{1,3}}(?:{_W}\s{{1,3}})
                           rf"(?:\s{{1,3}}\d{{1,5}}[a-z]?\b)?"
                           rf"|(?<![\w-])(?:{_W}\s{{1,3}}){{1,3}}(?=[^\W\d_]){_AFTER}\s{{1,3}}\d{{1,5}}[a-z]?\b", re.IGNORECASE)
 # a short postal code after a town and a comma ("Selfoss,  802", "Cebbala, 43 9122", "Larnaka, LA 6012")
-TOWN_CODE = re.compile(r"(?<=,)[ \t]{1,3}(?:[A-Z]{2}[ \t]{1,3})?(?!(?:19|20)\d\d\b)\d{3,5}(?:[ -]\d{2,4})?(?![\w/-])")
+# ("NO 9700", "la 6031": a region in any casing, even one that is a stop word; "43 9122": Tunisian)
+TOWN_CODE = re.compile(r"(?<=,)[ \t]{1,3}(?:[A-Za-z]{2}[ \t]{1,3})?(?!(?:19|20)\d\d\b)(?:\d{2} \d{4}|\d{3,5}(?:[ -]\d{2,4})?)"
+                       r"(?![\w/-])")
 # Canadian postal codes: "T2V 2W2"
 CA_POSTCODE = re.compile(r"(?<![\w-])[A-Z]\d[A-Z]\s?\d[A-Z]\d(?![\w-])", re.IGNORECASE)
 REGION_ZIP = re.compile(r"(?<![\w-])[A-Z]{2}\s{1,3}\d{4,5}(?![\w-])")
@@ -182,8 +184,8 @@ def find(text: str):
             for w in [_drop_stop_tail(text, m, stop)] if w]
     for kind, pat in (("postcode", BARE_POSTCODE), ("postcode", REGION_ZIP), ("unit", BARE_UNIT),
                       ("street", STREET_LIKE), ("postcode", TOWN_CODE)):
-        weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)
-                 if not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop]  # "2020 we", "IN 1090"
+        weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)  # "2020 we", "IN 1090"; after a comma
+                 if not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE]
     groups: list[list] = []
     for s, e, kind in sorted(strong + weak):
         if groups and (s <= groups[-1][1] or _GAP.fullmatch(text, groups[-1][1], s)):

@@ -4,7 +4,8 @@
   names from some 50 countries) and the US census 1990 given names of
   ``names`` 0.3.0;
 * surnames: the US census 1990 surname list of ``names`` 0.3.0 (88,799 names of
-  many origins);
+  many origins); those ranked below :data:`RARE_RANK` (``app``, ``gotta``: one
+  family each in the census) are *rare*: a name next to another name, never alone;
 * word frequency: WordNet 3.0's sense-tagged counts (``cntlist.rev``) summed
   per lower-case lemma, and spaCy's English stop words. A name that is also a
   frequent word (``mark``, ``grace``, ``bill``) is *ambiguous* and is only taken
@@ -34,7 +35,8 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 3
+VERSION = 4
+RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
                   "pathology", "abnormality", "malignancy", "cancer", "tumor", "addiction", "allergy",
@@ -49,6 +51,7 @@ _built: "Lexicon | None" = None
 class Lexicon:
     first: frozenset   # case-folded given names
     last: frozenset    # case-folded surnames
+    rare: frozenset    # case-folded surnames ranked past RARE_RANK in the census
     counts: dict       # case-folded lemma -> WordNet sense-tagged count
     known: frozenset   # every case-folded WordNet lemma word (any POS)
     stop: frozenset    # spaCy English stop words
@@ -108,6 +111,12 @@ def _sources() -> dict[str, Path]:
 
 def _census(path: Path) -> set[str]:
     return {line.split()[0].casefold() for line in path.read_text(encoding="latin-1").splitlines() if line.strip()}
+
+
+def _rare(path: Path) -> set[str]:
+    """Census surnames ranked past :data:`RARE_RANK` (the file lists them by rank)."""
+    lines = [line for line in path.read_text(encoding="latin-1").splitlines() if line.strip()]
+    return {line.split()[0].casefold() for line in lines[RARE_RANK:]}
 
 
 def _given_names(path: Path) -> set[str]:
@@ -178,7 +187,8 @@ def _build(src: dict[str, Path]) -> dict:
                 if k.endswith(".exc"):  # an irregular form is as frequent as its base ("said" as "say")
                     infl, *bases = line.split()
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
-    return {"first": sorted(first), "last": sorted(last), "counts": counts, "known": sorted(known),
+    return {"first": sorted(first), "last": sorted(last), "rare": sorted(_rare(src["last"])), "counts": counts,
+            "known": sorted(known),
             "stop": sorted(STOP_WORDS), "medical": sorted(medical)}
 
 
@@ -190,7 +200,7 @@ def lexicon() -> Lexicon:
             return _built
         try:
             src = _sources()
-            key = cache.key_of("gazetteers", COMMON_COUNT,
+            key = cache.key_of("gazetteers", COMMON_COUNT, RARE_RANK,
                                [cache.file_fingerprint(p) for p in src.values()])
             path = cache.entry_path("gazetteers", "lexicon", key, ".json", version=VERSION)
             if path.exists():
@@ -204,6 +214,7 @@ def lexicon() -> Lexicon:
         except Exception as exc:  # noqa: BLE001 - any failure must stop the privacy path
             raise PrivacyError(f"entity word lists could not be built ({type(exc).__name__}: {exc}); "
                                "refusing to continue, nothing was sent") from None
-        _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), raw["counts"], frozenset(raw["known"]),
+        _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), frozenset(raw["rare"]), raw["counts"],
+                         frozenset(raw["known"]),
                          frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]))
         return _built

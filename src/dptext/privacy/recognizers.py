@@ -90,6 +90,7 @@ PHONE = re.compile(
     r"\d{2,7}(?:" + _SEP + r"?\d{2,4}){0,3}"
     r"(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?" + _END +
     r"|(?<![\w+/.-])\+?\d{10,12}(?:\s?x\d{1,6})?" + _END, re.IGNORECASE)
+CUED_PHONE = re.compile(r"(?<![\w+/.-])\+?\(?\d[\d()]*(?:[ .-]\(?\d[\d()]*){1,5}" + _END)
 LOCAL_PHONE = re.compile(r"\d{3}[.-]\d{4}")
 # national numbers with a trunk 0: 07700 900123, 016977 0062, 08652 41 94 73 (9 to 12 digits, checked below)
 NATIONAL_PHONE = re.compile(r"(?<![\w+/.-])0\d{2,5}(?:[ -]?\d{2,4}){1,4}" + _END)
@@ -142,6 +143,16 @@ def _urls(text):
             yield s, e
 
 
+_PHONE_BEFORE = re.compile(r"(?i)\b(?:phone|tel|telephone|call|fax|mobile|cell|ring|text|number|whatsapp|sms)\b"
+                           r"[^\w\n]{0,3}(?:(?:me|us|him|her|them|on|at|is|no|number|:)\W{0,2}){0,3}$")
+_PHONE_AFTER = re.compile(r"(?i)[ \t]*[-(]?[ \t]*(?:office|fax|mobile|cell|home|work|tel|phone|landline)\b")
+
+
+def _phone_cue(text, s, e):
+    """A phone word right before ("call me on", "fax:") or a line's kind right after ("-Office", " mobile")."""
+    return bool(_PHONE_BEFORE.search(text[max(0, s - 40):s]) or _PHONE_AFTER.match(text, e))
+
+
 def _phones(text):
     for m in PHONE.finditer(text):
         s, e = m.start(), m.end()
@@ -156,6 +167,9 @@ def _phones(text):
             if not (local or national):
                 continue
         yield s, e
+    for m in CUED_PHONE.finditer(text):  # any grouping ("524 2 986") right after or before a phone word
+        if 7 <= len(_digits(m.group(0))) <= 15 and _phone_cue(text, m.start(), m.end()):
+            yield m.start(), m.end()
     for m in NATIONAL_PHONE.finditer(text):
         if 9 <= len(_digits(m.group(0))) <= 12 and not ISO_DATE.fullmatch(m.group(0)):
             yield m.start(), m.end()

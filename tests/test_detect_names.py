@@ -1,0 +1,112 @@
+"""Name detection from word lists, word shapes and casing, on sentences written for these tests.
+
+Recall: surname endings, letters English does not use, particles, a given name before an infrequent word,
+proper nouns inside a sentence, speakers of dialogue. Precision on everyday chat text: the pronoun "I",
+negations, interjections, lower-case listed words in cased text, handles and hashtags.
+"""
+
+import pytest
+
+from dptext.privacy.lexical import NameDetector, refine
+from dptext.privacy.recognizers import Detection
+
+
+@pytest.fixture(scope="module")
+def names():
+    return NameDetector()
+
+
+def _names(det, text):
+    return [text[d.start:d.end] for d in det.detect(text)]
+
+
+@pytest.mark.parametrize("text,name", [
+    ("the keys are with kwiatkowiak now", "kwiatkowiak"),            # -iak
+    ("PLEASE FORWARD IT TO PAPADOPOULAKIS", "PAPADOPOULAKIS"),        # -akis
+    ("the nurse asked for ørjasæter twice", "ørjasæter"),            # letters English does not use
+    ("we saw pieter van den berg yesterday", "pieter van den berg"),  # particles reach the surname
+    ("the form was signed by margarethe drub", "margarethe drub"),    # given name + infrequent word
+    ("Leave the parcel for Ngubane at the front desk.", "Ngubane"),   # proper noun inside a sentence
+    ('Tsegaye: "Where were you last night?"', "Tsegaye"),             # speaker of a line of dialogue
+    ('Nobody answered.\nOkonjo: "I was at home."', "Okonjo"),        # ... on any line
+    ("the letter went to yew kwiatkowiak", "yew kwiatkowiak"),        # infrequent word before a surname
+    ("Nobody sang better than young Ngubane.", "Ngubane"),           # proper noun after a lower-case word
+    ("the letter is signed by dr. pewter", "pewter"),                 # any word after a title
+    ("We listened to old Ngubane records.", "Ngubane"),               # proper noun before a common word
+    ("PLEASE TAKE MY NEPHEW FRED TO SCHOOL", "FRED"),                  # a given name after a cue word
+])
+def test_names_from_shape_particles_and_position(names, text, name):
+    assert name in _names(names, text)
+
+
+@pytest.mark.parametrize("text", [
+    "honestly I dunno what happened",        # the pronoun is no initial
+    "Oh, and the app crashed again.",        # interjections are no names
+    "We ordered a chai at noon, then left.",  # a lone lower-case listed word in cased text
+    "Okay so we waited 30min Late on the tarmac.",  # two ambiguous words, one in lower case
+    "The App store froze again.",            # a rare census surname is weak against casing
+    "Thanks, we will wait in Terminal B. Trains run late.",
+    "We bought the Zyrtek tablets in town.",  # a determiner does not go before a name
+])
+def test_chat_words_are_no_names(names, text):
+    assert _names(names, text) == []
+
+
+def test_a_negation_or_contraction_is_no_name_word(names):
+    assert _names(names, "tom didn't call back") == ["tom"]
+    assert _names(names, "hi, i'm tokarczyk from the office") == ["tokarczyk"]  # "im" is a listed name
+
+
+def test_handles_and_hashtags_leave_person_spans(names):
+    text = "Nobody asked #DeflateGate about @Kowalczyk Maria Lopez today"
+
+    def at(piece):
+        i = text.index(piece)
+        return Detection(i, i + len(piece), "PERSON", "spacy")
+
+    out = [text[d.start:d.end] for d in refine(text, [at("DeflateGate"), at("Maria Lopez")], names)]
+    assert out == ["Maria Lopez"]
+
+
+@pytest.mark.parametrize("text,phone", [
+    ("reach the front desk at 41 203775 office, or later", "41 203775"),  # a line's kind after the number
+    ("if it is late, call me on 815 2290 instead", "815 2290"),          # a phone word before it
+    ("the clinic's number is 318 4 771.", "318 4 771"),                  # any grouping after a phone word
+])
+def test_phones_in_unusual_groupings_next_to_a_phone_word(text, phone):
+    from dptext.privacy.recognizers import recognize
+
+    assert (phone, "PHONE") in [(text[d.start:d.end], d.label) for d in recognize(text, ("PHONE",))]
+
+
+def test_two_groups_of_digits_without_a_phone_word_are_no_phone():
+    from dptext.privacy.recognizers import recognize
+
+    assert recognize("the seasons 2019 2020 were long; we called 3 times", ("PHONE",)) == []
+
+
+def test_counts_ranges_and_short_durations_left_of_a_spacy_date_go(names):
+    text = "we waited 7 to 10 days, then the next 12 hrs, a 24hr wait, and only 30+ people came on 3 May"
+
+    def at(piece):
+        i = text.index(piece)
+        return Detection(i, i + len(piece), "DATE", "spacy")
+
+    found = [at("7 to 10 days"), at("the next 12 hrs"), at("24hr"), at("30+"), at("3 May")]
+    assert [text[d.start:d.end] for d in refine(text, found, names)] == ["3 May"]
+
+
+@pytest.mark.parametrize("text,address", [
+    ("the flat is at Lindenstraße 14/3, 04109 Leipzig now", "Lindenstraße 14/3, 04109 Leipzig"),
+    ("write to ulica Kwiatowa 7-9, 31-542 Kraków please", "ulica Kwiatowa 7-9, 31-542 Kraków"),
+    ("it goes to 12 rue des lilas, menzah, 21 1004 tomorrow", "12 rue des lilas, menzah, 21 1004"),  # 2+4 code
+    ("send it to Fjordvej 8, Skagen, NO 9990 today", "Fjordvej 8, Skagen, NO 9990"),  # a region that is a stop word
+])
+def test_house_numbers_with_a_flat_or_a_range_and_codes_after_the_town(text, address):
+    from dptext.privacy.recognizers import recognize
+
+    assert address in [text[d.start:d.end] for d in recognize(text, ("ADDRESS",))]
+
+
+def test_the_local_part_of_an_email_is_no_name_word(names):
+    assert _names(names, "please use my e-mail wojciechowski@example.org from now") == []

@@ -1,5 +1,6 @@
 """The word-level metric-DP mechanisms' path (import, build, perturb) in a fresh process loads none of the
-heavy libraries other parts of dptext use: their import would dominate a cold start (0.5-3 s each)."""
+heavy libraries other parts of dptext use: their import would dominate a cold start (0.5-3 s each). The
+one-time build of a cached table may use them; the fresh processes after it may not."""
 
 from __future__ import annotations
 
@@ -26,11 +27,18 @@ print(json.dumps(seen))
 """
 
 
-def test_the_family_loads_no_heavy_library():
+def run_family() -> dict:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
     res = subprocess.run([sys.executable, "-c", CHILD, json.dumps(HEAVY), json.dumps(FAMILY)], env=env,
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
-    seen = json.loads(res.stdout.strip().splitlines()[-1])
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def test_the_family_loads_no_heavy_library():
+    # A first start on a cold cache builds the tables once (1-Diffractor embeds its word lists with MiniLM
+    # and faiss, for example); the claim is about every start after that one.
+    run_family()
+    seen = run_family()
     loaded = {name: mods for name, mods in seen.items() if mods}
     assert set(seen) == {*FAMILY, "import"} and not loaded, f"heavy modules loaded: {loaded}"

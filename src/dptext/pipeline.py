@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -128,13 +129,8 @@ class Sanitizer:
         ``memo`` overrides the Sanitizer's memo for this call (e.g. one that holds its writes back
         until the caller has charged the request).
         """
-        try:
-            with self._lock:
-                return self._sanitize(list(segments), rng, scope, memo if memo is not None else self.memo)
-        except PrivacyError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - fail closed on anything
-            raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
+        with _fail_closed(), self._lock:
+            return self._sanitize(list(segments), rng, scope, memo if memo is not None else self.memo)
 
     def _sanitize(self, segments: list[Segment], rng, scope: str, memo) -> Sanitized:
         draft = self._prepare(segments, scope, memo)
@@ -147,23 +143,15 @@ class Sanitizer:
         (``draft.jobs``: ``(mechanism, text, dp_only)``). A caller that batches the calls of several drafts
         (the proxy's perturbation process) holds :attr:`_lock` around prepare, its calls and :meth:`finish`,
         and draws the calls from a generator of its own. Any failure is a PrivacyError."""
-        try:
+        with _fail_closed():
             return self._prepare(list(segments), scope, memo if memo is not None else self.memo)
-        except PrivacyError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - fail closed on anything
-            raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
 
     def finish(self, draft: "Draft", results: list, *, memo=None) -> Sanitized:
         """The second half of :meth:`sanitize`: ``results[i]`` is the PerturbResult of ``draft.jobs[i]``."""
-        try:
-            if len(results) != len(draft.jobs):
-                raise PrivacyError("a batched perturbation returned a different number of results")
+        if len(results) != len(draft.jobs):
+            raise PrivacyError("a batched perturbation returned a different number of results")
+        with _fail_closed():
             return self._finish(draft, results, memo if memo is not None else self.memo)
-        except PrivacyError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - fail closed on anything
-            raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
 
     def _prepare(self, segments: list[Segment], scope: str, memo) -> "Draft":
         from dptext.mechanisms.base import OUTCOMES  # perturbed, kept (by a rule), self (drawn as itself), dropped
@@ -278,6 +266,17 @@ class Sanitizer:
         if pos != len(text):
             raise PrivacyError("policy spans do not cover the whole text")
         return out
+
+
+@contextmanager
+def _fail_closed():
+    """Any failure inside becomes a PrivacyError naming it: nothing is sent."""
+    try:
+        yield
+    except PrivacyError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - fail closed on anything
+        raise PrivacyError(f"perturbation failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
 
 
 def _public(mech, piece: str):

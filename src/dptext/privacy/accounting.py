@@ -144,7 +144,7 @@ class Accountant:
         write or the commit fails, it raises StateError (every charge of the batch stays counted in memory,
         so the ledger only ever errs high)."""
         with self.lock:
-            self._batch, failed = True, None
+            self._batch = True
             try:
                 yield
             finally:

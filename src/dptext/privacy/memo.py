@@ -148,7 +148,8 @@ class Memo:
             try:
                 yield
             except BaseException:
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    self.db.execute("ROLLBACK")
                 raise
             try:
                 with _db_errors("memo write failed"):

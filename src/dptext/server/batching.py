@@ -143,22 +143,35 @@ class Combiner:
     def _serve(self, group: list[tuple[object, _Job]]) -> None:
         mech, dp_only = group[0][0], group[0][1].dp_only
         rng = self.rng if self.rng is not None else group[0][1].rng
-        try:
-            results = mech.perturb_many([job.text for _, job in group], rng=rng, dp_only=dp_only)
-            if len(results) != len(group):
-                raise RuntimeError("perturb_many returned a different number of results")
+        results, merged = perturb_isolated(mech, [job.text for _, job in group], rng, dp_only)
+        if merged:
             self.calls += 1
             self.texts += len(group)
-            for (_, job), res in zip(group, results):
+        for (_, job), res in zip(group, results):  # an exception is raised in the job's own thread
+            if isinstance(res, Exception):
+                job.error = res
+            else:
                 job.result = res
-        except Exception:  # noqa: BLE001 - isolate the failing text: each job on its own
-            for _, job in group:
-                try:
-                    job.result = mech.perturb(job.text, rng=rng, dp_only=dp_only)
-                except Exception as exc:  # noqa: BLE001 - raised in the job's own thread
-                    job.error = exc
-        for _, job in group:
             job.done = True
+
+
+def perturb_isolated(mech, texts: list[str], rng, dp_only: bool) -> tuple[list, bool]:
+    """One ``perturb_many`` over ``texts``; if it raises (or returns another count), each text on its own, so a
+    failing text fails alone. Per text its PerturbResult or the exception it raised, and whether the merged
+    call served them all."""
+    try:
+        results = mech.perturb_many(texts, rng=rng, dp_only=dp_only)
+        if len(results) != len(texts):
+            raise RuntimeError("perturb_many returned a different number of results")
+        return results, True
+    except Exception:  # noqa: BLE001 - isolate the failing text
+        out = []
+        for text in texts:
+            try:
+                out.append(mech.perturb_many([text], rng=rng, dp_only=dp_only)[0])
+            except Exception as exc:  # noqa: BLE001 - that text's own failure
+                out.append(exc)
+        return out, False
 
 
 def attach(sanitizer, shared_rng: bool) -> Combiner | None:

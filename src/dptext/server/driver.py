@@ -43,6 +43,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from dptext.errors import PrivacyError
+from dptext.server.batching import perturb_isolated
 from dptext.server.privacy import charge_and_commit
 
 
@@ -105,20 +106,11 @@ class BatchDriver:
         out = [[None] * len(prep.draft.jobs) for prep in preps]
         failed: dict[int, BaseException] = {}
         for mech, dp_only, items in groups.values():
-            try:
-                results = mech.perturb_many([t for _, _, t in items], rng=self.rng, dp_only=dp_only)
-                if len(results) != len(items):
-                    raise RuntimeError("perturb_many returned a different number of results")
-                self.calls += 1
-            except Exception:  # noqa: BLE001 - isolate the failing text: each on its own
-                results = []
-                for pi, _, text in items:
-                    try:
-                        results.append(mech.perturb_many([text], rng=self.rng, dp_only=dp_only)[0])
-                    except Exception as exc:  # noqa: BLE001
-                        failed.setdefault(pi, PrivacyError(f"perturbation failed ({type(exc).__name__}); "
-                                                           "nothing was sent"))
-                        results.append(None)
+            results, merged = perturb_isolated(mech, [t for _, _, t in items], self.rng, dp_only)
+            self.calls += merged
             for (pi, ji, _), res in zip(items, results):
+                if isinstance(res, Exception):
+                    failed.setdefault(pi, PrivacyError(f"perturbation failed ({type(res).__name__}); "
+                                                       "nothing was sent"))
                 out[pi][ji] = res
         return [failed.get(pi, out[pi]) for pi in range(len(preps))]

@@ -63,6 +63,7 @@ class TEM(Mechanism):
         if not (self.gamma >= 0 and math.isfinite(self.gamma)):
             raise DPTextError(f"invalid gamma={gamma}: must be a finite number >= 0")
         self._tables: dict[int, tuple] = {}  # x -> (L_x ids, cumulative weights inside L_x, Pr(⊥)), oldest use first
+        self._bytes = 0  # of the kept ids and weights
         self._flat = None
 
     def settings(self) -> dict:
@@ -105,21 +106,21 @@ class TEM(Mechanism):
                 w = np.exp(eps * (g - row[members]) / 2.0)
                 in_mass, out_mass = float(w.sum()), float(size - len(members))
                 self._tables[x] = (members.astype(np.int64), np.cumsum(w) / in_mass, out_mass / (in_mass + out_mass))
+                self._bytes += self._tables[x][0].nbytes + self._tables[x][1].nbytes
         if len(todo):
             self._flat = None
         self._evict(set(need.tolist()))
 
     def _evict(self, keep: set) -> None:
         """Drop the least recently used tables outside ``keep`` while the kept ones exceed ``MAX_TABLE_BYTES``."""
-        total = sum(t[0].nbytes + t[1].nbytes for t in self._tables.values())
-        if total <= MAX_TABLE_BYTES:
+        if self._bytes <= MAX_TABLE_BYTES:
             return
         for x in list(self._tables):
-            if total <= MAX_TABLE_BYTES:
+            if self._bytes <= MAX_TABLE_BYTES:
                 break
             if x not in keep:
                 ids, cdf, _ = self._tables.pop(x)
-                total -= ids.nbytes + cdf.nbytes
+                self._bytes -= ids.nbytes + cdf.nbytes
         self._flat = None
 
     def _flat_tables(self):

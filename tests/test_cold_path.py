@@ -42,3 +42,17 @@ def test_the_family_loads_no_heavy_library():
     seen = run_family()
     loaded = {name: mods for name, mods in seen.items() if mods}
     assert set(seen) == {*FAMILY, "import"} and not loaded, f"heavy modules loaded: {loaded}"
+
+
+def test_only_the_nearest_unit_search_starts_a_thread_pool():
+    # concurrent.futures (with logging and queue) costs a cold start 5-20 ms; the exact k-nearest search of
+    # MultivariateCalibrated, Mahalanobis and Vickrey is its only user, so it is imported when that runs
+    child = ("import sys\nfrom dptext.mechanisms import get_mechanism\n"
+             "get_mechanism('truncated-gumbel', epsilon=10.0, seed=0).perturb('the good doctor')\n"
+             "before = 'concurrent.futures' in sys.modules\n"
+             "get_mechanism('multivariate', epsilon=10.0, seed=0).perturb('the good doctor is at the house')\n"
+             "print(before, 'concurrent.futures' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    res = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == ["False", "True"]

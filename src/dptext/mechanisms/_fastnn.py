@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -306,7 +305,11 @@ def _pool():
     if pid not in _POOL:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         workers = min(cores, 8)
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="dptext-nn") if workers > 1 else None
+        pool = None
+        if workers > 1:  # imported here: concurrent.futures (with logging and queue) costs a cold start ~5-20 ms,
+            from concurrent.futures import ThreadPoolExecutor  # and only the exact k-nearest search uses it
+
+            pool = ThreadPoolExecutor(workers, thread_name_prefix="dptext-nn")
         _POOL.clear()
         _POOL[pid] = (pool, threading.Lock(), workers)
     return _POOL[pid]

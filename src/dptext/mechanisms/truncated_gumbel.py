@@ -152,8 +152,9 @@ class TruncatedGumbel(Mechanism):
         if len(rows):
             m = int(k[rows].max())
             d = np.asarray(self.table.dist[x[rows], :m], dtype=np.float64)
-            d += self._noise(d.shape, rng)
-            d[np.arange(m)[None, :] >= k[rows, None]] = np.inf  # beyond the k nearest
+            beyond = np.arange(m)[None, :] >= k[rows, None]  # beyond the k nearest: never chosen
+            d[~beyond] += self._noise(int(k[rows].sum()), rng)  # noise for the k candidates only (half the
+            d[beyond] = np.inf  # draws of a full [rows, max k] matrix; the same law, i.i.d. per candidate)
             out[rows] = self.table.order[x[rows], d.argmin(axis=1)]
         for i in wide.tolist():  # k beyond the table (Pr ~ 0 for |V| ≥ 1,000): an exact sorted row
             row = self.space.exact_distances([x[i]])[0].astype(np.float64)

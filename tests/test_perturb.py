@@ -152,3 +152,32 @@ def test_perturb_many_keeps_each_text_and_the_per_unit_law():
     assert res[2].units[0].action == "dropped" and "\n" in res[2].text
     samples = np.asarray([m.space.lookup(r.units[0].output) for r in res[3:]])
     assert chi2_pvalue(samples, m.transition("river")) > 1e-3
+
+
+def test_clitics_are_units_of_their_own_and_in_the_word_vocabulary():
+    from dptext.text import split_words
+
+    text = "I don't know; CAN'T you? I'm sure O'Brien's car won't go, ma'am."
+    seg = split_words(text)
+    assert [p.text for p in seg.pieces] == [
+        "I", "do", "n't", "know", ";", "CA", "N'T", "you", "?", "I", "'m", "sure", "O'Brien", "'s", "car", "wo",
+        "n't", "go", ",", "ma'am", "."]
+    assert seg.join() == text
+    # every unit of a contraction is in the GloVe vocabulary, so a high-ε run drops nothing (negations survive)
+    m = get_mechanism("santext+", epsilon=32, seed=5)
+    r = m.perturb("She didn't like it and I'm not sure they'll come; it's John's.")
+    assert not [u.original for u in r.units if u.reason == "oov"]
+    assert all(m.space.lookup(w) >= 0 for w in ("n't", "'s", "'m", "'ll", "'re", "'ve", "'d"))
+
+
+def test_a_clitic_replaced_by_a_word_is_set_apart():
+    from dptext.text import split_words
+
+    seg = split_words("I don't know. Google's car.")
+    out = [p.text for p in seg.pieces]
+    out[2], out[6] = "never", "'s"
+    assert seg.join(out) == "I do never know. Google's car."
+    out[6] = "bus"
+    assert seg.join(out) == "I do never know. Google bus car."
+    out[2] = None  # a dropped clitic leaves no stray space
+    assert seg.join(out) == "I do know. Google bus car."

@@ -13,8 +13,19 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import NamedTuple
 
-# letters (any script), digit runs, or one other non-space character
-_WORD_RE = re.compile(r"(\s*)([^\W\d_]+(?:'[^\W\d_]+)?|\d+|[^\w\s]|_)", re.UNICODE)
+# English clitics, split off as their own units the way GloVe's (Stanford) tokenizer did: "don't" -> "do" +
+# "n't", "I'm" -> "I" + "'m", "Google's" -> "Google" + "'s". Kept as one unit they are out of every word-level
+# vocabulary, and a dropped "n't" would turn a negation into its opposite.
+_CLITIC_BODY = r"(?:[sSmMdD]|[rR][eE]|[lL][lL]|[vV][eE])(?![^\W\d_])"
+_CLITIC = r"(?:[nN]'[tT](?![^\W\d_])|'" + _CLITIC_BODY + ")"
+CLITIC_RE = re.compile(_CLITIC)
+# a word unit: a letter run (any script) before a clitic; a clitic; a letter run with at most one inner
+# apostrophe that does not start a clitic ("o'brien"); or a digit run
+_UNIT = (r"[^\W\d_]+(?=" + _CLITIC + r")|" + _CLITIC + r"|[^\W\d_]+(?:'(?!" + _CLITIC_BODY + r")[^\W\d_]+)?"
+         r"|\d+")
+_UNIT_RE = re.compile(_UNIT)
+# a word unit, or one other non-space character, with its leading whitespace
+_WORD_RE = re.compile(r"(\s*)(" + _UNIT + r"|[^\w\s]|_)", re.UNICODE)
 
 
 class Piece(NamedTuple):
@@ -26,6 +37,7 @@ class Piece(NamedTuple):
 class Segmentation:
     pieces: tuple[Piece, ...]
     trailing: str = ""
+    clitics: bool = False  # word segmentation: a clitic replaced by a whole word is set apart by a space
 
     def join(self, outputs: list[str] | None = None) -> str:
         """Rebuild text; ``outputs[i]`` replaces piece i (``None`` = dropped with its whitespace).
@@ -37,14 +49,24 @@ class Segmentation:
         unit takes the text's original leading whitespace, so output never gains a stray leading space, and a
         later one keeps its own whitespace, or the dropped run's first whitespace when it has none (units that
         were apart in the input stay apart).
+
+        In a word segmentation (``clitics``), a clitic such as ``n't`` or ``'s`` that was replaced by a word that
+        is not a clitic gets one space before it, so ``do`` + ``n't`` -> ``do`` + ``never`` reads ``do never``,
+        not ``donever``.
         """
-        outs = [p.text for p in self.pieces] if outputs is None else outputs
+        pieces = self.pieces
+        if outputs is None:
+            outs = [p.text for p in pieces]
+        else:
+            outs = outputs
+            if self.clitics:
+                pieces = _space_replaced_clitics(pieces, outs)
         if None not in outs:
-            return "".join([p.ws + o for p, o in zip(self.pieces, outs)]) + self.trailing
+            return "".join([p.ws + o for p, o in zip(pieces, outs)]) + self.trailing
         parts = []
         pending = ""
         gap = ""  # the first whitespace inside a run of dropped units
-        for piece, out in zip(self.pieces, outs):
+        for piece, out in zip(pieces, outs):
             if out is None:
                 pending += piece.ws
                 gap = gap or piece.ws
@@ -58,7 +80,7 @@ class Segmentation:
                     # carried the space) must not glue "ve" to the unit before it
                     ws = piece.ws or gap
                 else:
-                    ws = self.pieces[0].ws
+                    ws = pieces[0].ws
                 pending = gap = ""
             else:
                 ws = piece.ws
@@ -71,11 +93,29 @@ class Segmentation:
         return "".join(parts)
 
 
+def _space_replaced_clitics(pieces: tuple[Piece, ...], outs: list) -> tuple[Piece, ...]:
+    fix = [i for i, p in enumerate(pieces) if i and not p.ws and outs[i] is not None and outs[i] != p.text
+           and CLITIC_RE.fullmatch(p.text) and not CLITIC_RE.fullmatch(outs[i])]
+    if not fix:
+        return pieces
+    out = list(pieces)
+    for i in fix:
+        out[i] = Piece(" ", pieces[i].text)
+    return tuple(out)
+
+
+def is_word_unit(word: str) -> bool:
+    """Whether :func:`split_words` turns ``word`` into exactly one unit that is not punctuation (the first
+    alternative that matches, as the tokenizer takes it: ``don't`` is not one unit, ``o'brien`` is)."""
+    m = _UNIT_RE.match(word)
+    return m is not None and m.end() == len(word)
+
+
 def split_words(text: str) -> Segmentation:
     """Word-level segmentation: letter runs (with one inner apostrophe), digit runs, single marks."""
     pieces = tuple(map(tuple.__new__, repeat(Piece), _WORD_RE.findall(text)))  # (ws, unit) pairs, no per-piece frame
     # the regex covers every non-space character, so only trailing whitespace is left over
-    return Segmentation(pieces, text[len(text.rstrip()):])
+    return Segmentation(pieces, text[len(text.rstrip()):], clitics=True)
 
 
 _WS_SPLIT: dict[str, tuple[str, str, str]] = {}  # piece -> (leading ws, core, trailing ws)

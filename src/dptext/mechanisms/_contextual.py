@@ -34,7 +34,7 @@ def substitute(seg: Segmentation, i: int, unit: str) -> Segmentation:
     """``seg`` with the unit of piece ``i`` replaced by ``unit`` (whitespace kept)."""
     pieces = list(seg.pieces)
     pieces[i] = Piece(pieces[i].ws, unit)
-    return Segmentation(tuple(pieces), seg.trailing)
+    return Segmentation(tuple(pieces), seg.trailing, seg.clitics)
 
 
 class ContextualMechanism(Mechanism):

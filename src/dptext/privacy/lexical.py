@@ -146,6 +146,7 @@ class NameDetector:
                 proper = text[toks[k + 1][0]].isupper() and not text[toks[k + 1][0]:toks[k + 1][1]].isupper()
                 if not self.lex.common(w) or proper and (ordinary := has_ordinary_casing(text)):
                     kinds[k + 1] = "last-common"
+        _strengthen(text, toks, kinds, self.lex)
         while i < n:
             titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
             start = i + 1 if titled else i
@@ -200,8 +201,8 @@ class NameDetector:
                 # "Delivery for Folch at", "early Holappa", "Holtzer music"; not "Late Flightr" (a capitalized pair)
                 ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
                 for k in range(start, j + 1) if ordinary else ():
-                    if kinds[k] in ("unknown", "last-rare") and _proper_mid(text, toks[k]) and (
-                            k == start or text[toks[k - 1][0]].islower()):
+                    if (kinds[k] in ("unknown", "last-rare") or _lone_proper(text, toks, kinds, k, self.lex)) \
+                            and _proper_mid(text, toks[k]) and (k == start or text[toks[k - 1][0]].islower()):
                         out.append(Detection(toks[k][0], toks[k][1], self.label, self.name))
             if keep:
                 out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
@@ -234,7 +235,7 @@ class NameDetector:
 
 
 # phrases after which the next word is a person's name: introductions, greetings, sign-offs, roles
-_CUES = ("my name is", "name is", "names are", "named", "called", "dear", "hi", "hello", "thanks", "thank you",
+_CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names are", "named", "called", "dear", "hi", "hello", "thanks", "thank you",
          "signed", "sincerely", "regards", "cheers", "love", "patient", "pt", "client", "tenant", "attn", "attention",
          "c/o", "son", "daughter", "wife", "husband", "kid", "child", "mother", "father", "mom", "dad", "brother",
          "sister", "uncle", "aunt", "grandson", "granddaughter", "nephew", "niece", "cousin", "friend", "boss",
@@ -354,6 +355,50 @@ def _widen(text, detections, names):
             e = toks[i][1]
         out.append(Detection(s, e, d.label, d.detector))
     return out
+
+
+# verbs whose subject is a person: the word before them, if no English word or a listed name, is a name
+_PERSON_VERBS = frozenset("lives lived said says wrote writes asked replied confirmed reported moved died married "
+                          "told".split())
+_LIST_GAPS = (", ", " and ", ", and ", " & ", " or ", " / ")
+
+
+def _strengthen(text, toks, kinds, lex):
+    """Casing-free cues that make a listed or unlisted word a name (``kinds`` changed in place).
+
+    * the subject of a person's verb: ``kowalczyk lives at``, ``MARK SAID``;
+    * a list of three or more given names: ``mark, june and rose``.
+    """
+    n = len(toks)
+    for i in range(n - 1):
+        w = toks[i][2]
+        if toks[i + 1][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
+                and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#") and (
+                kinds[i] in ("unknown", "last-common", "first-common")):
+            kinds[i] = "first" if kinds[i].startswith("first") else "last"
+            kinds[i + 1] = None  # the verb itself ("SAID") is no name word here
+    i = 0
+    while i < n:
+        items, j = [i], i
+        while (kinds[j] or "").startswith("first"):
+            nxt = j + 2 if j + 2 < n and toks[j + 1][2] in ("and", "or") else j + 1
+            if nxt >= n or not (kinds[nxt] or "").startswith("first") \
+                    or text[toks[j][1]:toks[nxt][0]].lower() not in _LIST_GAPS:
+                break
+            items.append(nxt)
+            j = nxt
+        if len(items) >= 3 and "," in text[toks[i][1]:toks[j][0]]:
+            for k in items:
+                kinds[k] = "first"
+        i = j + 1
+
+
+def _lone_proper(text, toks, kinds, k, lex):
+    """A listed name that is also an infrequent English word, capitalized between lower-case words (``for Fowler
+    at``); frequent words (``Late Flight``, ``Customer Service``) and a handful of census families are left out."""
+    w = toks[k][2]
+    return (kinds[k] or "").endswith("-common") and not lex.common(w) and w not in lex.rare and (k == 0 or text[toks[k - 1][0]].islower()) and (
+        k + 1 == len(toks) or text[toks[k + 1][0]].islower() or text[toks[k][1]:toks[k + 1][0]].strip() != "")
 
 
 def _proper_mid(text, tok):

@@ -158,6 +158,8 @@ def test_phones_with_bracketed_area_codes_trunk_prefixes_and_trailing_words(text
     ("Ship to Via Garibaldi 8, 50123, Firenze (FI), thanks", "Via Garibaldi 8, 50123, Firenze (FI)"),
     ("mail 88 Maple Crescent, Halifax, NS B3H 4R2 today", "88 Maple Crescent, Halifax, NS B3H 4R2"),
     ("the form says Oakridge Lane 21, Brookfield,  4310", "Oakridge Lane 21, Brookfield,  4310"),
+    ("SÍTIO BOA VISTA, 77, CENTRO, 69900123 XAPURI / AC", "SÍTIO BOA VISTA, 77, CENTRO, 69900123 XAPURI / AC"),
+    ("she lives at kalevipoja 17, rakvere", "kalevipoja 17, rakvere"),  # a lone street after a cue
 ])
 def test_addresses_with_unit_lines_trailing_towns_and_street_types_after_the_name(text, address):
     found = _found(text, ("ADDRESS",))
@@ -167,6 +169,9 @@ def test_addresses_with_unit_lines_trailing_towns_and_street_types_after_the_nam
 def test_years_and_chapters_are_no_postcodes():
     text = "In chapter 5, 2021 edition, we waited 3 hours at gate 12. On May 4, 2019 we met."
     assert _found(text, ("ADDRESS",)) == []
+    # a year after a word is no house number, even before a postcode; a cue needs a street, not any number
+    assert _found("born 2019, she wrote 69900123 times", ("ADDRESS",)) == []
+    assert _found("we moved to page 12 and she lives at home", ("ADDRESS",)) == []
 
 
 @pytest.mark.parametrize("text,name", [

@@ -13,7 +13,9 @@ An address is found as *anchors* joined by short gaps:
 * weak anchors: a postal code (``10115 Berlin``, ``38-609``, ``874 81``,
   ``BY 91714``, ``, 802`` after a town), a unit (``Apt. 353``) and words
   followed by a house number (``Birkimelur 59``, ``Recanto Rodrigues, 72,``);
-  kept next to a strong anchor or to a weak anchor of another kind.
+  kept next to a strong anchor or to a weak anchor of another kind, or a street
+  right after a cue (``lives at``, ``address:``); an 8-digit code is a
+  Brazilian postcode (``90252092 Gomes / PI``).
 
 An address then takes a house number right before it and up to two ``, Town``
 segments after it (with a region such as ``(FC)`` or ``/ GO``), stopping at a
@@ -84,7 +86,7 @@ _STATES = ("AL|AK|AZ|AR|CA|CO|CT|DE|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN
            "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|DC|PR|GU|VI|AS|MP")
 CITY_STATE_ZIP = re.compile(rf"(?<![\w'’.-])(?:{_W}\s{{1,3}}){{0,2}}{_W},?\s{{1,3}}(?=[^\W\d_])(?:{_STATES})\s{{1,3}}\d{{5}}(?:-\d{{4}})?\b",
                             re.IGNORECASE)
-_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{5}-\d{3}|\d{3}\s\d{2}|\d{4,5})(?:\s?[A-Z]{2}(?![\w-]))?"
+_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{5}-\d{3}|\d{8}|\d{3}\s\d{2}|\d{4,5})(?:\s?[A-Z]{2}(?![\w-]))?"
 _PLACE = rf"{_STOP}[^\W\d_][\w'’.-]{{1,30}}"
 POSTCODE_CITY = re.compile(rf"(?<![\w-]){_POSTCODE}\s{{1,3}}{_PLACE}(?:\s{{1,3}}{_PLACE}){{0,2}}"
                            r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b)?", re.IGNORECASE)
@@ -95,7 +97,7 @@ BARE_POSTCODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,2}-\d{4,5}|\d{2}-\d{3}|\d{5}
 # (a leading number is a house or building number: "443 Prenzlauer Allee 20"; "Recanto Rodrigues, 72,": the
 # number between commas)
 STREET_LIKE = re.compile(rf"(?<![\w-])(?:(?!(?:19|20)\d\d\b)\d{{1,5}}[a-z]?[ \t]{{1,3}})?(?:{_W}[ \t]{{1,3}}){{0,3}}{_W}"
-                         rf"(?:[ \t]{{1,3}}\d{{1,5}}[a-z]?\.?(?![\w/-])|,[ \t]{{1,3}}\d{{1,5}}[a-z]?(?=,|\s*$))",
+                         rf"(?:[ \t]{{1,3}}(?!(?:19|20)\d\d\b)\d{{1,5}}[a-z]?\.?(?![\w/-])|,[ \t]{{1,3}}\d{{1,5}}[a-z]?(?=,|\s*$))",
                          re.IGNORECASE | re.MULTILINE)
 # a street type written as its own word after the name, in languages where it follows: "Tycho Jessens Vej",
 # "Gosposka ulica 58", "Berings gate 210"; a house number before or after it is required
@@ -135,6 +137,8 @@ def _drop_stop_tail(text, m, stop):
     return (m.start(), m.start() + words[-1][1], "postcode") if len(words) > 1 else None
 
 
+# words that announce an address: after them a lone weak anchor ("Roheline 43", "Vale Verde, 94,") is one
+_CUE = re.compile(r"(?:\b(?:lives?|living|lived|resides?|residing|located|ship|shipped|deliver|delivered)\s+(?:at|to|in)|\baddress(?:\s+is)?\s*[:-]?|\bmy\s+address\s+is)\s*$", re.IGNORECASE)
 _NUMBER_LEAD = re.compile(r"(?<![\w,.-])\d{1,5}[a-z]?\s{1,3}$", re.IGNORECASE)  # "1340 Grev Moltkevej": the house number
 # after an address, a comma and a town, with a region in brackets or after a slash: ", Tessello (FC)", ", Duarte / GO"
 _TOWN = re.compile(r",\s{1,3}((?:['’]?[^\W\d_][\w'’.-]*\s{1,3}){0,2}['’]?[^\W\d_][\w'’.-]*)"
@@ -195,7 +199,8 @@ def find(text: str):
         else:
             groups.append([s, e, {kind}])
     for s, e, kinds in groups:
-        if not kinds & {"strong", "tail"} and len(kinds) < 2:  # two kinds of weak anchor: "Main 5, 12345", "Allee 20, Apt. 3"
+        if not kinds & {"strong", "tail"} and len(kinds) < 2 and not (  # two kinds of weak anchor: "Main 5, 12345"
+                "street" in kinds and _CUE.search(text, max(0, s - 30), s)):  # or a cue: "lives at Roheline 43"
             continue
         for _ in range(3 if kinds & {"tail", "postcode"} else 0):  # town, street and unit lines before the tail: "Flat 16, Rogers Creek, Rosieview, TN63 1RS"
             m = _BACK.search(text, max(0, s - 60), s)

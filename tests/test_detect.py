@@ -160,6 +160,8 @@ def test_phones_with_bracketed_area_codes_trunk_prefixes_and_trailing_words(text
     ("the form says Oakridge Lane 21, Brookfield,  4310", "Oakridge Lane 21, Brookfield,  4310"),
     ("SÍTIO BOA VISTA, 77, CENTRO, 69900123 XAPURI / AC", "SÍTIO BOA VISTA, 77, CENTRO, 69900123 XAPURI / AC"),
     ("she lives at kalevipoja 17, rakvere", "kalevipoja 17, rakvere"),  # a lone street after a cue
+    ("address: 9 quinta do lago 2071, faro", "9 quinta do lago 2071, faro"),  # 2071 is no year here
+    ("To:\n  14 Birchwood Lane\n  Osterby South\n  Jutland\n  8721\n", "Osterby South\n  Jutland\n  8721"),  # code line
 ])
 def test_addresses_with_unit_lines_trailing_towns_and_street_types_after_the_name(text, address):
     found = _found(text, ("ADDRESS",))
@@ -172,6 +174,9 @@ def test_years_and_chapters_are_no_postcodes():
     # a year after a word is no house number, even before a postcode; a cue needs a street, not any number
     assert _found("born 2019, she wrote 69900123 times", ("ADDRESS",)) == []
     assert _found("we moved to page 12 and she lives at home", ("ADDRESS",)) == []
+    # a number line far below an address, or after a long line, stays out of it
+    found = _found("Ship to 12 Lime Street\nSpringfield\nIllinois\nUSA\n2020\n", ("ADDRESS",))
+    assert [f[0] for f in found] == ["12 Lime Street"]
 
 
 @pytest.mark.parametrize("text,name", [

@@ -97,7 +97,7 @@ BARE_POSTCODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,2}-\d{4,5}|\d{2}-\d{3}|\d{5}
 # (a leading number is a house or building number: "443 Prenzlauer Allee 20"; "Recanto Rodrigues, 72,": the
 # number between commas)
 STREET_LIKE = re.compile(rf"(?<![\w-])(?:(?!(?:19|20)\d\d\b)\d{{1,5}}[a-z]?[ \t]{{1,3}})?(?:{_W}[ \t]{{1,3}}){{0,3}}{_W}"
-                         rf"(?:[ \t]{{1,3}}(?!(?:19|20)\d\d\b)\d{{1,5}}[a-z]?\.?(?![\w/-])|,[ \t]{{1,3}}\d{{1,5}}[a-z]?(?=,|\s*$))",
+                         rf"(?:[ \t]{{1,3}}(?!(?:19\d|20[0-3])\d\b)\d{{1,5}}[a-z]?\.?(?![\w/-])|,[ \t]{{1,3}}\d{{1,5}}[a-z]?(?=,|\s*$))",
                          re.IGNORECASE | re.MULTILINE)
 # a street type written as its own word after the name, in languages where it follows: "Tycho Jessens Vej",
 # "Gosposka ulica 58", "Berings gate 210"; a house number before or after it is required
@@ -145,6 +145,13 @@ _TOWN = re.compile(r",\s{1,3}((?:['’]?[^\W\d_][\w'’.-]*\s{1,3}){0,2}['’]?[
                    r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b)?", re.IGNORECASE)
 
 
+# the lines of an address block after its street: the rest of its line (no digit), up to two short lines (a
+# town, a country, a region code), then a line holding only a postal code ("hurup thy\n    no\n    7760"), each
+# line maybe quoted with ">"
+_CODE_LINE = re.compile(r"[^\n\d]{0,30}(?:\n[ \t]*>?[ \t]*[^\n]{1,30}){0,2}?\n[ \t]*>?[ \t]*"
+                        r"(?:[A-Z]{1,2}[ \t-]?)?\d{3,6}(?:[ -]\d{3})?[ \t]*(?=\n|$)", re.IGNORECASE)
+
+
 def _forward(text: str, end: int, stop: frozenset) -> int:
     """``end`` moved over up to two ``, Town`` segments whose words are neither stop words nor frequent English words."""
     common = _common_words()
@@ -153,7 +160,8 @@ def _forward(text: str, end: int, stop: frozenset) -> int:
         if not m or any(w.casefold().strip(".'’") in stop or common(w.casefold()) for w in m.group(1).split()):
             break
         end = m.end()
-    return end
+    m = _CODE_LINE.match(text, end)
+    return m.end() if m else end
 
 
 @functools.cache

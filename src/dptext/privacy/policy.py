@@ -18,7 +18,7 @@ Detection (:mod:`dptext.privacy.detectors`) combines spaCy NER
 :mod:`dptext.privacy.recognizers` and an optional word list file; the
 ``detectors`` option selects among them (``"regex,wordlist"`` skips the
 slower NER model, and with it names, organisations and places).
-The ``gazetteer`` detector (:mod:`dptext.privacy.lexical`) adds person names
+The ``gazetteer`` detector (:mod:`dptext.privacy.names`, :mod:`dptext.privacy.lexical`) adds person names
 and WordNet medical conditions (``MEDICAL``) in any casing, and spaCy also
 reads a copy of the text with lower- and upper-case name-like words
 title-cased. Overlapping detections keep each label: a structured

@@ -54,6 +54,8 @@ def test_names_from_shape_particles_and_position(names, text, name):
     "We bought the Zyrtek tablets in town.",  # a determiner does not go before a name
     "We waited for Service at the desk.",    # a frequent word capitalized inside a sentence
     "i like june, hope and blue skies",      # a list that ends in no given name
+    "her doctor said the pain is gone",      # a determiner or possessive before the verb's subject
+    "THE NURSE TOLD ME TO WAIT",
 ])
 def test_chat_words_are_no_names(names, text):
     assert _names(names, text) == []

@@ -267,14 +267,16 @@ _LIST_GAPS = (", ", " and ", ", and ", " & ", " or ", " / ")
 def _strengthen(text, toks, kinds, lex):
     """Casing-free cues that make a listed or unlisted word a name (``kinds`` changed in place).
 
-    * the subject of a person's verb: ``kowalczyk lives at``, ``MARK SAID``;
+    * the subject of a person's verb: ``kowalczyk lives at``, ``MARK SAID``; not after a determiner or
+      possessive (``her doctor said``, ``THE NURSE TOLD``);
     * a list of three or more given names: ``mark, june and rose``.
     """
     n = len(toks)
     for i in range(n - 1):
         w = toks[i][2]
         if toks[i + 1][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
-                and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#") and (
+                and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#") \
+                and not (i and toks[i - 1][2] in _DETERMINERS | {"her"}) and (
                 kinds[i] in ("unknown", "last-common", "first-common")):
             kinds[i] = "first" if kinds[i].startswith("first") else "last"
             kinds[i + 1] = None  # the verb itself ("SAID") is no name word here

@@ -61,7 +61,7 @@ MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\
 _STOP = r"(?!(?:the|a|an|in|on|at|of|to|for|and|or|with|my|your|his|her|our|their|is|was|are|by|from|near|now|then|today|tomorrow|yesterday|here|there|please|but|so|if)\b)"
 _W = rf"(?:{_STOP}[^\W\d_][\w'’.-]{{0,30}}|\d{{1,4}}(?:st|nd|rd|th))"
 _UNIT = r"(?:,?\s{1,3}(?:apt\.?|apartment|suite|ste\.?|unit|room|rm\.?|floor|fl\.?|#)\s*#?[a-z0-9-]+)?"
-STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:-\d{{1,6}})?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,4}}(?=[^\W\d_])(?:{_SUFFIXES})\b\.?"
+STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:-\d{{1,6}})?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,4}}(?=[^\W\d_]){_STOP}(?:{_SUFFIXES})\b\.?"
                     + _UNIT, re.IGNORECASE)
 _PARTICLE = r"(?:de|del|della|di|du|des|la|le|los|las|da|do|dos|von|van|der|den|am|an|im|zum|zur)"
 _PREFIX = (r"(?:rue|avenue|av\.|boulevard|bd\.?|chemin|allée|place|impasse|quai|venelle|cours|passage|route|via|viale|"
@@ -76,7 +76,7 @@ _PREFIXED = rf"(?=[^\W\d_])(?:{_PREFIX})\s{{1,3}}(?:{_PARTICLE}\s{{1,3}}|{_W}\s{
 # a house number after the street, with a flat or a range: "Grottgera 47/83", "Seidel-Allee 5-9", "Via Roma 5b"
 _HOUSE = r"\d{1,5}[a-z]?(?:[/-]\d{1,4}[a-z]?)?\b"
 CONTINENTAL = re.compile(
-    rf"(?<![\w-])\d{{1,5}}[a-z]?,?\s{{1,3}}{_PREFIXED}"
+    rf"(?<![\w-])\d{{1,5}}[a-z]?,?\s{{1,3}}(?![ap]\.?m\b){_PREFIXED}"  # "3 am due" is a time
     rf"|(?<![\w-]){_PREFIXED},?\s{{1,3}}{_HOUSE}"
     rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}{_HOUSE}", re.IGNORECASE)
 PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s?box|post\s+office\s+box|postfach|apartado|boîte\s+postale|bp)\s*\d{1,7}\b",
@@ -86,13 +86,15 @@ _STATES = ("AL|AK|AZ|AR|CA|CO|CT|DE|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN
            "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|DC|PR|GU|VI|AS|MP")
 CITY_STATE_ZIP = re.compile(rf"(?<![\w'’.-])(?:{_W}\s{{1,3}}){{0,2}}{_W},?\s{{1,3}}(?=[^\W\d_])(?:{_STATES})\s{{1,3}}\d{{5}}(?:-\d{{4}})?\b",
                             re.IGNORECASE)
-_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{5}-\d{3}|\d{8}|\d{3}\s\d{2}|\d{4,5})(?:\s?[A-Z]{2}(?![\w-]))?"
+# the two letters of a Dutch postcode ("1234 AB") are never an English two-letter word: "flight 4146 to denver"
+_NOT_WORD2 = r"(?!(?:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b)"
+_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{5}-\d{3}|\d{8}|\d{3}\s\d{2}|\d{4,5})(?:\s?" + _NOT_WORD2 + r"[A-Z]{2}(?![\w-]))?"
 _PLACE = rf"{_STOP}[^\W\d_][\w'’.-]{{1,30}}"
 POSTCODE_CITY = re.compile(rf"(?<![\w-]){_POSTCODE}\s{{1,3}}{_PLACE}(?:\s{{1,3}}{_PLACE}){{0,2}}"
                            r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b)?", re.IGNORECASE)
 # alone, a postcode needs a shape a year or a count does not have: 5 digits, a separator or letters
 BARE_POSTCODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,2}-\d{4,5}|\d{2}-\d{3}|\d{5}-\d{3}|\d{3}\s\d{2}|\d{5}|"
-                           r"\d{4}\s?[A-Z]{2})(?![\w/-])", re.IGNORECASE)
+                           r"\d{4}\s?" + _NOT_WORD2 + r"[A-Z]{2})(?![\w/-])", re.IGNORECASE)
 # weak: words then a house number (continental order), and a two-letter region before a postcode
 # (a leading number is a house or building number: "443 Prenzlauer Allee 20"; "Recanto Rodrigues, 72,": the
 # number between commas)

@@ -238,3 +238,20 @@ def test_a_punctuation_remnant_joins_the_span_it_touches():
     spans = merge_detections([Detection(5, 19, "PHONE", "regex"), Detection(15, 23, "DATE", "spacy")],
                              "call (08) 8747 6301 May, thanks")
     assert [(s.start, s.end, s.label) for s in spans] == [(5, 19, "PHONE"), (19, 23, "DATE")]
+
+
+@pytest.mark.parametrize("text", [
+    "The rep said 800 is the number to call.",
+    "we only landed at 3 am due to the fog",
+    "my flight 2231 to boston left 5 hours late",
+    "ROOM 12 IS READY AND GATE 7 TO THE LEFT",
+])
+def test_stop_words_and_times_make_no_street_or_postcode(text):
+    """A street suffix that is a stop word ("is"), "3 am" (a time, not a house number before "Am ..."), and a
+    Dutch-postcode shape whose letters are an English word ("2231 to") are no address."""
+    assert not [f for f in _found(text, ("ADDRESS",))], _found(text, ("ADDRESS",))
+
+
+def test_a_hashtag_is_a_topic_not_an_id_but_a_handle_is_an_id():
+    text = "so excited for #Summer2019 with @mike2015 and code ab1234567"
+    assert [text[d.start:d.end] for d in recognize(text, ("ID",))] == ["mike2015", "ab1234567"]

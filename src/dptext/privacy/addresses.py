@@ -86,8 +86,9 @@ _STATES = ("AL|AK|AZ|AR|CA|CO|CT|DE|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN
            "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|DC|PR|GU|VI|AS|MP")
 CITY_STATE_ZIP = re.compile(rf"(?<![\w'’.-])(?:{_W}\s{{1,3}}){{0,2}}{_W},?\s{{1,3}}(?=[^\W\d_])(?:{_STATES})\s{{1,3}}\d{{5}}(?:-\d{{4}})?\b",
                             re.IGNORECASE)
-# the two letters of a Dutch postcode ("1234 AB") are never an English two-letter word: "flight 4146 to denver"
-_NOT_WORD2 = r"(?!(?:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b)"
+# the two letters of a Dutch postcode ("1234 AB", "1614 DO") are never an English two-letter word in lower case:
+# "flight 4146 to denver"
+_NOT_WORD2 = r"(?!(?-i:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b)"
 _POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{5}-\d{3}|\d{8}|\d{3}\s\d{2}|\d{4,5})(?:\s?" + _NOT_WORD2 + r"[A-Z]{2}(?![\w-]))?"
 _PLACE = rf"{_STOP}[^\W\d_][\w'’.-]{{1,30}}"
 POSTCODE_CITY = re.compile(rf"(?<![\w-]){_POSTCODE}\s{{1,3}}{_PLACE}(?:\s{{1,3}}{_PLACE}){{0,2}}"

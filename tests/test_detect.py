@@ -4,8 +4,8 @@ import pytest
 
 from dptext.errors import PrivacyError
 from dptext.privacy import gazetteers
-from dptext.privacy.policy import DEFAULT_TYPES, get_policy
-from dptext.privacy.recognizers import recognize
+from dptext.privacy.policy import DEFAULT_TYPES, get_policy, merge_detections
+from dptext.privacy.recognizers import Detection, recognize
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +158,10 @@ def test_phones_with_bracketed_area_codes_trunk_prefixes_and_trailing_words(text
     ("Ship to Via Garibaldi 8, 50123, Firenze (FI), thanks", "Via Garibaldi 8, 50123, Firenze (FI)"),
     ("mail 88 Maple Crescent, Halifax, NS B3H 4R2 today", "88 Maple Crescent, Halifax, NS B3H 4R2"),
     ("the form says Oakridge Lane 21, Brookfield,  4310", "Oakridge Lane 21, Brookfield,  4310"),
+    ("SÍTIO BOA VISTA, 77, CENTRO, 69900123 XAPURI / AC", "SÍTIO BOA VISTA, 77, CENTRO, 69900123 XAPURI / AC"),
+    ("she lives at kalevipoja 17, rakvere", "kalevipoja 17, rakvere"),  # a lone street after a cue
+    ("address: 9 quinta do lago 2071, faro", "9 quinta do lago 2071, faro"),  # 2071 is no year here
+    ("To:\n  14 Birchwood Lane\n  Osterby South\n  Jutland\n  8721\n", "Osterby South\n  Jutland\n  8721"),  # code line
 ])
 def test_addresses_with_unit_lines_trailing_towns_and_street_types_after_the_name(text, address):
     found = _found(text, ("ADDRESS",))
@@ -167,6 +171,12 @@ def test_addresses_with_unit_lines_trailing_towns_and_street_types_after_the_nam
 def test_years_and_chapters_are_no_postcodes():
     text = "In chapter 5, 2021 edition, we waited 3 hours at gate 12. On May 4, 2019 we met."
     assert _found(text, ("ADDRESS",)) == []
+    # a year after a word is no house number, even before a postcode; a cue needs a street, not any number
+    assert _found("born 2019, she wrote 69900123 times", ("ADDRESS",)) == []
+    assert _found("we moved to page 12 and she lives at home", ("ADDRESS",)) == []
+    # a number line far below an address, or after a long line, stays out of it
+    found = _found("Ship to 12 Lime Street\nSpringfield\nIllinois\nUSA\n2020\n", ("ADDRESS",))
+    assert [f[0] for f in found] == ["12 Lime Street"]
 
 
 @pytest.mark.parametrize("text,name", [
@@ -217,3 +227,31 @@ def test_names_after_cues_unlisted_pairs_and_possessives(entities, text, name):
 def test_dictionary_words_contractions_and_durations_are_no_entities(entities, text):
     found = [(text[s.start:s.end], s.label) for s in entities.detect(text)]
     assert not [f for f in found if f[1] in ("PERSON", "DATE")], found
+
+
+def test_a_punctuation_remnant_joins_the_span_it_touches():
+    # a spaCy DATE over "6301\," whose digits a PHONE took leaves "\," alone: it joins the PHONE, no empty DATE
+    text = "call (08) 8747 6301\\, thanks"
+    spans = merge_detections([Detection(5, 19, "PHONE", "regex"), Detection(15, 21, "DATE", "spacy")], text)
+    assert [(s.start, s.end, s.label) for s in spans] == [(5, 21, "PHONE")]
+    # a remnant with a letter or digit keeps its own label
+    spans = merge_detections([Detection(5, 19, "PHONE", "regex"), Detection(15, 23, "DATE", "spacy")],
+                             "call (08) 8747 6301 May, thanks")
+    assert [(s.start, s.end, s.label) for s in spans] == [(5, 19, "PHONE"), (19, 23, "DATE")]
+
+
+@pytest.mark.parametrize("text", [
+    "The rep said 800 is the number to call.",
+    "we only landed at 3 am due to the fog",
+    "my flight 2231 to boston left 5 hours late",
+    "ROOM 12 IS READY AND GATE 7 TO THE LEFT",
+])
+def test_stop_words_and_times_make_no_street_or_postcode(text):
+    """A street suffix that is a stop word ("is"), "3 am" (a time, not a house number before "Am ..."), and a
+    Dutch-postcode shape whose letters are an English word ("2231 to") are no address."""
+    assert not [f for f in _found(text, ("ADDRESS",))], _found(text, ("ADDRESS",))
+
+
+def test_a_hashtag_is_a_topic_not_an_id_but_a_handle_is_an_id():
+    text = "so excited for #Summer2019 with @mike2015 and code ab1234567"
+    assert [text[d.start:d.end] for d in recognize(text, ("ID",))] == ["mike2015", "ab1234567"]

@@ -34,6 +34,11 @@ def _names(det, text):
     ("the letter is signed by dr. pewter", "pewter"),                 # any word after a title
     ("We listened to old Ngubane records.", "Ngubane"),               # proper noun before a common word
     ("PLEASE TAKE MY NEPHEW FRED TO SCHOOL", "FRED"),                  # a given name after a cue word
+    ("i think tuilagi lives near the river", "tuilagi"),              # subject of a person's verb
+    ("HOPE SAID SHE WOULD BRING THE CAKE", "HOPE"),                   # ... a given name that is a word
+    ("could you ask ngozi about the keys", "ngozi"),                  # after "ask"
+    ("we invited june, hope and grace", "hope"),                      # a list of given names
+    ("The keys are with Thatcher until noon.", "Thatcher"),           # capitalized infrequent word, cased text
 ])
 def test_names_from_shape_particles_and_position(names, text, name):
     assert name in _names(names, text)
@@ -47,6 +52,10 @@ def test_names_from_shape_particles_and_position(names, text, name):
     "The App store froze again.",            # a rare census surname is weak against casing
     "Thanks, we will wait in Terminal B. Trains run late.",
     "We bought the Zyrtek tablets in town.",  # a determiner does not go before a name
+    "We waited for Service at the desk.",    # a frequent word capitalized inside a sentence
+    "i like june, hope and blue skies",      # a list that ends in no given name
+    "her doctor said the pain is gone",      # a determiner or possessive before the verb's subject
+    "THE NURSE TOLD ME TO WAIT",
 ])
 def test_chat_words_are_no_names(names, text):
     assert _names(names, text) == []

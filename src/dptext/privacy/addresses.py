@@ -13,7 +13,9 @@ An address is found as *anchors* joined by short gaps:
 * weak anchors: a postal code (``10115 Berlin``, ``38-609``, ``874 81``,
   ``BY 91714``, ``, 802`` after a town), a unit (``Apt. 353``) and words
   followed by a house number (``Birkimelur 59``, ``Recanto Rodrigues, 72,``);
-  kept next to a strong anchor or to a weak anchor of another kind.
+  kept next to a strong anchor or to a weak anchor of another kind, or a street
+  right after a cue (``lives at``, ``address:``); an 8-digit code is a
+  Brazilian postcode (``90252092 Gomes / PI``).
 
 An address then takes a house number right before it and up to two ``, Town``
 segments after it (with a region such as ``(FC)`` or ``/ GO``), stopping at a
@@ -59,7 +61,7 @@ MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\
 _STOP = r"(?!(?:the|a|an|in|on|at|of|to|for|and|or|with|my|your|his|her|our|their|is|was|are|by|from|near|now|then|today|tomorrow|yesterday|here|there|please|but|so|if)\b)"
 _W = rf"(?:{_STOP}[^\W\d_][\w'’.-]{{0,30}}|\d{{1,4}}(?:st|nd|rd|th))"
 _UNIT = r"(?:,?\s{1,3}(?:apt\.?|apartment|suite|ste\.?|unit|room|rm\.?|floor|fl\.?|#)\s*#?[a-z0-9-]+)?"
-STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:-\d{{1,6}})?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,4}}(?=[^\W\d_])(?:{_SUFFIXES})\b\.?"
+STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:-\d{{1,6}})?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,4}}(?=[^\W\d_]){_STOP}(?:{_SUFFIXES})\b\.?"
                     + _UNIT, re.IGNORECASE)
 _PARTICLE = r"(?:de|del|della|di|du|des|la|le|los|las|da|do|dos|von|van|der|den|am|an|im|zum|zur)"
 _PREFIX = (r"(?:rue|avenue|av\.|boulevard|bd\.?|chemin|allée|place|impasse|quai|venelle|cours|passage|route|via|viale|"
@@ -74,7 +76,7 @@ _PREFIXED = rf"(?=[^\W\d_])(?:{_PREFIX})\s{{1,3}}(?:{_PARTICLE}\s{{1,3}}|{_W}\s{
 # a house number after the street, with a flat or a range: "Grottgera 47/83", "Seidel-Allee 5-9", "Via Roma 5b"
 _HOUSE = r"\d{1,5}[a-z]?(?:[/-]\d{1,4}[a-z]?)?\b"
 CONTINENTAL = re.compile(
-    rf"(?<![\w-])\d{{1,5}}[a-z]?,?\s{{1,3}}{_PREFIXED}"
+    rf"(?<![\w-])\d{{1,5}}[a-z]?,?\s{{1,3}}(?![ap]\.?m\b){_PREFIXED}"  # "3 am due" is a time
     rf"|(?<![\w-]){_PREFIXED},?\s{{1,3}}{_HOUSE}"
     rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}{_HOUSE}", re.IGNORECASE)
 PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s?box|post\s+office\s+box|postfach|apartado|boîte\s+postale|bp)\s*\d{1,7}\b",
@@ -84,18 +86,21 @@ _STATES = ("AL|AK|AZ|AR|CA|CO|CT|DE|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN
            "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|DC|PR|GU|VI|AS|MP")
 CITY_STATE_ZIP = re.compile(rf"(?<![\w'’.-])(?:{_W}\s{{1,3}}){{0,2}}{_W},?\s{{1,3}}(?=[^\W\d_])(?:{_STATES})\s{{1,3}}\d{{5}}(?:-\d{{4}})?\b",
                             re.IGNORECASE)
-_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{5}-\d{3}|\d{3}\s\d{2}|\d{4,5})(?:\s?[A-Z]{2}(?![\w-]))?"
+# the two letters of a Dutch postcode ("1234 AB", "1614 DO") are never an English two-letter word in lower case:
+# "flight 4146 to denver"
+_NOT_WORD2 = r"(?!(?-i:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b)"
+_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{5}-\d{3}|\d{8}|\d{3}\s\d{2}|\d{4,5})(?:\s?" + _NOT_WORD2 + r"[A-Z]{2}(?![\w-]))?"
 _PLACE = rf"{_STOP}[^\W\d_][\w'’.-]{{1,30}}"
 POSTCODE_CITY = re.compile(rf"(?<![\w-]){_POSTCODE}\s{{1,3}}{_PLACE}(?:\s{{1,3}}{_PLACE}){{0,2}}"
                            r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b)?", re.IGNORECASE)
 # alone, a postcode needs a shape a year or a count does not have: 5 digits, a separator or letters
 BARE_POSTCODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,2}-\d{4,5}|\d{2}-\d{3}|\d{5}-\d{3}|\d{3}\s\d{2}|\d{5}|"
-                           r"\d{4}\s?[A-Z]{2})(?![\w/-])", re.IGNORECASE)
+                           r"\d{4}\s?" + _NOT_WORD2 + r"[A-Z]{2})(?![\w/-])", re.IGNORECASE)
 # weak: words then a house number (continental order), and a two-letter region before a postcode
 # (a leading number is a house or building number: "443 Prenzlauer Allee 20"; "Recanto Rodrigues, 72,": the
 # number between commas)
 STREET_LIKE = re.compile(rf"(?<![\w-])(?:(?!(?:19|20)\d\d\b)\d{{1,5}}[a-z]?[ \t]{{1,3}})?(?:{_W}[ \t]{{1,3}}){{0,3}}{_W}"
-                         rf"(?:[ \t]{{1,3}}\d{{1,5}}[a-z]?\.?(?![\w/-])|,[ \t]{{1,3}}\d{{1,5}}[a-z]?(?=,|\s*$))",
+                         rf"(?:[ \t]{{1,3}}(?!(?:19\d|20[0-3])\d\b)\d{{1,5}}[a-z]?\.?(?![\w/-])|,[ \t]{{1,3}}\d{{1,5}}[a-z]?(?=,|\s*$))",
                          re.IGNORECASE | re.MULTILINE)
 # a street type written as its own word after the name, in languages where it follows: "Tycho Jessens Vej",
 # "Gosposka ulica 58", "Berings gate 210"; a house number before or after it is required
@@ -135,10 +140,19 @@ def _drop_stop_tail(text, m, stop):
     return (m.start(), m.start() + words[-1][1], "postcode") if len(words) > 1 else None
 
 
+# words that announce an address: after them a lone weak anchor ("Roheline 43", "Vale Verde, 94,") is one
+_CUE = re.compile(r"(?:\b(?:lives?|living|lived|resides?|residing|located|ship|shipped|deliver|delivered)\s+(?:at|to|in)|\baddress(?:\s+is)?\s*[:-]?|\bmy\s+address\s+is)\s*$", re.IGNORECASE)
 _NUMBER_LEAD = re.compile(r"(?<![\w,.-])\d{1,5}[a-z]?\s{1,3}$", re.IGNORECASE)  # "1340 Grev Moltkevej": the house number
 # after an address, a comma and a town, with a region in brackets or after a slash: ", Tessello (FC)", ", Duarte / GO"
 _TOWN = re.compile(r",\s{1,3}((?:['’]?[^\W\d_][\w'’.-]*\s{1,3}){0,2}['’]?[^\W\d_][\w'’.-]*)"
                    r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b)?", re.IGNORECASE)
+
+
+# the lines of an address block after its street: the rest of its line (no digit), up to two short lines (a
+# town, a country, a region code), then a line holding only a postal code ("hurup thy\n    no\n    7760"), each
+# line maybe quoted with ">"
+_CODE_LINE = re.compile(r"[^\n\d]{0,30}(?:\n[ \t]*>?[ \t]*[^\n]{1,30}){0,2}?\n[ \t]*>?[ \t]*"
+                        r"(?:[A-Z]{1,2}[ \t-]?)?\d{3,6}(?:[ -]\d{3})?[ \t]*(?=\n|$)", re.IGNORECASE)
 
 
 def _forward(text: str, end: int, stop: frozenset) -> int:
@@ -149,7 +163,8 @@ def _forward(text: str, end: int, stop: frozenset) -> int:
         if not m or any(w.casefold().strip(".'’") in stop or common(w.casefold()) for w in m.group(1).split()):
             break
         end = m.end()
-    return end
+    m = _CODE_LINE.match(text, end)
+    return m.end() if m else end
 
 
 @functools.cache
@@ -195,7 +210,8 @@ def find(text: str):
         else:
             groups.append([s, e, {kind}])
     for s, e, kinds in groups:
-        if not kinds & {"strong", "tail"} and len(kinds) < 2:  # two kinds of weak anchor: "Main 5, 12345", "Allee 20, Apt. 3"
+        if not kinds & {"strong", "tail"} and len(kinds) < 2 and not (  # two kinds of weak anchor: "Main 5, 12345"
+                "street" in kinds and _CUE.search(text, max(0, s - 30), s)):  # or a cue: "lives at Roheline 43"
             continue
         for _ in range(3 if kinds & {"tail", "postcode"} else 0):  # town, street and unit lines before the tail: "Flat 16, Rogers Creek, Rosieview, TN63 1RS"
             m = _BACK.search(text, max(0, s - 60), s)

@@ -1,34 +1,8 @@
 """Casing-independent detectors from the word lists of :mod:`dptext.privacy.gazetteers`.
 
-* :class:`NameDetector` (label ``PERSON``): runs of name-like words, looked up
-  case-folded, so ``maria lopez``, ``MARIA LOPEZ`` and ``Maria Lopez`` are
-  found alike. A word is *name-like* when it is a known given name or surname,
-  an initial (``J.``), or, next to a name or after a title, a word no English
-  word list knows (``kowalczyk``). A run is a name when it holds a
-  *distinctive* name (a listed name that is not a frequent English word), or a
-  given name followed by a surname, or follows a title (``Mr``, ``Dr.``,
-  ``Prof`` …; the title itself stays public) or a cue (``my name is``,
-  ``dear``, ``patient``, ``kid`` …), or is two or three unlisted words or one
-  in the possessive (capitalized, in ordinary casing). A surname that is also
-  an English word (``maiden``) is ambiguous. Frequent words at the edges of a
-  run (``call maria``) are trimmed unless they pair with a name
-  (``mark lopez``). Beyond the lists:
+Person names are found by :class:`~dptext.privacy.names.NameDetector` (in :mod:`dptext.privacy.names`,
+imported here too); this module holds the rest:
 
-  - word shape: an unlisted word with a surname ending of many languages
-    (``-wicz``, ``-akis``, ``-oğlu``, ``-sson``, ``-elli`` …) or with letters
-    English does not use (``ørjasæter``) is a surname in any casing;
-  - particles (``van der``, ``de la``) join a name to the word after them;
-    after a distinctive given name an infrequent word is the surname, and
-    before a distinctive surname an infrequent word is the given name;
-  - position: a word after a title, a speaker at the start of a line
-    (``Okonjo: "…"``), and in cased text a proper noun no list knows inside
-    a sentence (``Delivery for Ngubane at``);
-  - chat text: the pronoun ``I``, negations (``didn't``), contractions,
-    greetings and interjections (``oh``, ``ok``, ``lol``) are no name words;
-    in cased text a lone listed word in lower case (``app``) and a pair with
-    no distinctive name and a word in lower case (``min Late``) are no names;
-    census surnames of a handful of families (``gotta``) count as weak there;
-    handles, hashtags and e-mail local parts are never name words.
 * :class:`MedicalDetector` (label ``MEDICAL``): the longest WordNet medical
   term at each position (``type 2 diabetes``, ``Parkinson's disease``,
   ``migraines``), extended over a leading ``type 1`` / ``chronic`` / ``stage
@@ -48,225 +22,15 @@ from __future__ import annotations
 import re
 
 from dptext.privacy.gazetteers import lexicon
+from dptext.privacy.names import (  # noqa: F401 - NameDetector, TITLES, has_ordinary_casing are re-exported
+    _CALENDAR, TITLES, NameDetector, _tokens, has_ordinary_casing)
 from dptext.privacy.recognizers import Detection
 
-# surname endings of many languages (Slavic, Baltic, Turkish, Italian, Nordic, Dutch, Greek, Armenian, Georgian,
-# Romanian, Finnish, Spanish): an unlisted word that no English word list knows and ends so is a surname
-_SURNAME_SHAPE = re.compile(
-    r"(?:[sc]ki|[sc]ka|[sc]ky|[sc]ká|[sc]ký|wicz|owicz|czyk|czak|[ijy]ak|chuk|czuk|enko|vić|vic|[čćc]ić|ová|ov|ova|"
-    r"aitis|auskas|avičius|ienė|ytė|oğlu|oglu|elli|[ie]ni|etti|otti|ucci|acci|azzi|ello|sson|ssen|[^s]sen|ström|"
-    r"strom|qvist|quist|gren|lund|stra|[ei]ma|inga|opoulos|akis|[ia]dis|[ia]des|[iy]an|shvili|dze|escu|eanu|nen|"
-    r"[aeiou]z|[ae]rek|[aá]lek|czek|ček|ák|ink|huis|ijk|mann|hofer|inger)$")
-# greetings, interjections and chat forms: closed classes of English that WordNet does not list, while some of
-# them are also listed names ("Oh", "Ok", "Ur", "Til")
-_GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
-                       "yup nah nope aw aww ah ahh uh um hmm ha haha lol omg wtf btw idk imo tbh smh pls plz ur im "
-                       "til gonna gotta wanna aint ya'll yall".split())
-_DETERMINERS = frozenset("the a an this that these those my your our their its his every each any some no".split())
-_PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn".split())
-_TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
-TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
-                   "señor señora sr sra dott".split())
 _HEADS = frozenset("disease diseases disorder disorders syndrome cancer carcinoma infection tumor tumour deficiency "
                    "failure palsy fever".split())
 _LEAD = frozenset("type chronic acute severe mild moderate stage early-onset late-stage metastatic advanced "
                   "recurrent juvenile adult-onset".split())
 _LEAD_NUM = re.compile(r"(?i)(?:[0-4]|i{1,3}|iv|[1-4][ab]?)\b")
-
-
-def _tokens(text):
-    return [(m.start(), m.end(), m.group(0).casefold().replace("’", "'")) for m in _TOKEN.finditer(text)]
-
-
-class NameDetector:
-    """Person names from given-name and surname lists, in any casing (label ``PERSON``)."""
-
-    name = "gazetteer"
-    label = "PERSON"
-
-    def __init__(self) -> None:
-        self.lex = lexicon()
-
-    def _kind(self, text, tok):
-        s, e, w = tok
-        lex = self.lex
-        stem, _, clitic = w.partition("'")
-        if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and stem in lex.stop:
-            return None  # "i'm", "it's", "we'll": a contraction of a stop word (and "im" is a listed name)
-        first, last = w in lex.first, w in lex.last
-        if not (first or last) and "'" in w:  # o'brien is listed as obrien
-            first, last = w.replace("'", "") in lex.first, w.replace("'", "") in lex.last
-        # a capital letter is an initial, but the pronoun "I" and the article "A" only with a full stop
-        initial = len(w) == 1 and w.isalpha() and (
-            e < len(text) and text[e] == "." or text[s].isupper() and w not in lex.stop)
-        if initial:
-            return "initial"
-        if w in lex.stop or len(w) < 2 or w.endswith("n't") or w in _GREETINGS:
-            return None  # "didn't", "hi": no name
-        # a surname ending, or letters English does not use ("métivier", "ertaş"), in a word no word list knows
-        shaped = len(w) > 4 and _SURNAME_SHAPE.search(w) is not None or not w.isascii() and len(w) > 3
-        if first or last:
-            base = w.split("'")[0]
-            # a surname that is also an English word ("maiden", "lingo", "guardian") is ambiguous like a frequent
-            # word; a given-name list is curated, so "maria" (also a plural of "mare") stays a name
-            ambiguous = lex.common(base) or not first and lex.is_word(base)
-            if not first and not ambiguous and w in lex.rare and not shaped:
-                return "last-rare"  # a handful of census families ("gotta", "app"): weak against casing
-            return ("first" if first else "last") + ("-common" if ambiguous else "")
-        stem, _, clitic = w.partition("'")
-        if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and (stem in lex.stop or lex.is_word(stem)):
-            return None  # a contraction or possessive of a word: "it's", "can't", "i'm"
-        if not lex.is_word(w):
-            return "last" if shaped else "unknown"
-        return None
-
-    def detect(self, text: str) -> list[Detection]:
-        toks = _tokens(text)
-        # a handle or hashtag (@united, #deflategate) is no name word
-        # nor is the local part of an e-mail address (the e-mail recognizer takes it whole)
-        kinds = [None if t[0] and text[t[0] - 1] in "@#" or text[t[1]:t[1] + 1] == "@" else self._kind(text, t)
-                 for t in toks]
-        ordinary = None
-        out = []
-        i, n = 0, len(toks)
-        cued = _cued(text, toks, self.lex)
-        # after a distinctive given name, an unlisted word that is no frequent English word, or one written as a
-        # proper noun in cased text, is a surname: "gerald drub", "Maria Camps"; before a distinctive surname, an
-        # unlisted word no word list knows is a given name: "iwo mateusiak"
-        for k in range(len(toks) - 1):
-            if kinds[k + 1] == "last" and kinds[k] is None and _adjacent(text, toks[k], toks[k + 1]) \
-                    and text[toks[k][0] - 1:toks[k][0]] not in ("@", "#"):
-                w = toks[k][2]
-                if not (w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3 or self.lex.common(w)):
-                    kinds[k] = "first-common"
-            if kinds[k] == "first" and kinds[k + 1] is None and _adjacent(text, toks[k], toks[k + 1]):
-                w = toks[k + 1][2]
-                if w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3:
-                    continue
-                proper = text[toks[k + 1][0]].isupper() and not text[toks[k + 1][0]:toks[k + 1][1]].isupper()
-                if not self.lex.common(w) or proper and (ordinary := has_ordinary_casing(text)):
-                    kinds[k + 1] = "last-common"
-        while i < n:
-            titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
-            start = i + 1 if titled else i
-            if titled and kinds[start] is None and toks[start][2] not in self.lex.stop and (
-                    text[toks[i][1]] == "." or not self.lex.common(toks[start][2])):
-                kinds[start] = "unknown"  # "dr. moraes", "prof. die pelser": after "Dr." any word is a name
-            if i in cued and not titled:  # "my name is kowalczyk": a name even if unlisted
-                titled, start = True, i
-                kinds[i] = kinds[i] or "unknown"
-            if kinds[start] is None if start < n else True:
-                i += 1
-                continue
-            j = start
-            while j + 1 < n and j + 1 not in cued:  # a cued word starts its own run
-                if kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1]):
-                    j += 1
-                    continue
-                p = j + 1  # particles reach over to the surname after them, whatever word that is
-                while p < n and toks[p][2] in _PARTICLES and _adjacent(text, toks[p - 1], toks[p]) and p - j < 3:
-                    p += 1
-                if p == j + 1 or p >= n or not _adjacent(text, toks[p - 1], toks[p]) or toks[p][2] in self.lex.stop:
-                    break
-                j = p
-            # inside a run, particles join a name to the word after them, which is then a surname whatever else
-            # it is: "inaya van der brink", "maria de la cruz"
-            k = start + 1
-            while k < j:
-                if toks[k][2] in _PARTICLES and kinds[k - 1] in ("first", "last", "unknown", "initial"):
-                    q = k
-                    while q < j and toks[q][2] in _PARTICLES:
-                        kinds[q] = "particle"
-                        q += 1
-                    if kinds[q] is None or kinds[q].endswith(("-common", "-rare")) or kinds[q] == "unknown":
-                        kinds[q] = "last"
-                    k = q
-                k += 1
-            run = list(range(start, j + 1))
-            keep = self._accept(run, kinds, titled)
-            if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
-                keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
-            if keep and not titled:
-                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
-                lower = [k for k in keep if not text[toks[k][0]].isupper()]
-                if ordinary and lower and (
-                        all(kinds[k] == "unknown" for k in keep)  # unlisted words: only as proper nouns
-                        or len(keep) == 1  # "ok", "app": a lone listed name in lower case in cased text
-                        # no distinctive name ("min Late", "Gotta love"): a rare surname is weak here
-                        or not any(kinds[k] in ("first", "last") for k in keep)):
-                    keep = None
-            if keep is None:
-                # in cased text, a proper noun inside a sentence that no list knows or only a rare surname is:
-                # "Delivery for Folch at", "early Holappa", "Holtzer music"; not "Late Flightr" (a capitalized pair)
-                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
-                for k in range(start, j + 1) if ordinary else ():
-                    if kinds[k] in ("unknown", "last-rare") and _proper_mid(text, toks[k]) and (
-                            k == start or text[toks[k - 1][0]].islower()):
-                        out.append(Detection(toks[k][0], toks[k][1], self.label, self.name))
-            if keep:
-                out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
-            i = j + 1
-        return out
-
-    @staticmethod
-    def _accept(run, kinds, titled):
-        ks = [kinds[r] for r in run]
-        strong = [k in ("first", "last", "last-rare") for k in ks]
-
-        lo, hi = 0, len(run) - 1
-        # trim edge words that are not a name on their own and do not pair with their neighbour
-        while not titled and lo < hi and not strong[lo] and not (
-                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial", "unknown"))
-                or ks[lo] == "unknown" and ks[lo + 1] in ("last", "last-rare", "unknown")):  # zinovy gorshkov
-            lo += 1
-        while hi > lo and not strong[hi] and not (
-                (strong[hi - 1] or ks[hi - 1].startswith("first")) and ks[hi].startswith(("last", "first-common"))
-                or ks[hi] == "unknown" and ks[hi - 1].startswith(("first", "initial", "unknown"))):
-            hi -= 1
-        if titled:
-            return None if all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2 else run[lo : hi + 1]
-        if lo == hi and not strong[lo] or all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2:
-            return None  # a lone ambiguous word; four unlisted words in a row are more likely a foreign phrase
-        if not any(strong[lo : hi + 1]) and not (
-                hi > lo and ks[lo].startswith(("first", "initial", "unknown")) and ks[hi].startswith(("last", "unknown"))):
-            return None
-        return run[lo : hi + 1]
-
-
-# phrases after which the next word is a person's name: introductions, greetings, sign-offs, roles
-_CUES = ("my name is", "name is", "names are", "named", "called", "dear", "hi", "hello", "thanks", "thank you",
-         "signed", "sincerely", "regards", "cheers", "love", "patient", "pt", "client", "tenant", "attn", "attention",
-         "c/o", "son", "daughter", "wife", "husband", "kid", "child", "mother", "father", "mom", "dad", "brother",
-         "sister", "uncle", "aunt", "grandson", "granddaughter", "nephew", "niece", "cousin", "friend", "boss",
-         "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka")
-_CUE_KEYS = {tuple(c.split()) for c in _CUES}
-_CUE_MAX = max(len(k) for k in _CUE_KEYS)
-
-
-def _cued(text, toks, lex):
-    """Indices of tokens right after a name cue that are not frequent English words (so "dear all" is not cued)."""
-    words = [t[2] for t in toks]
-    out = set()
-    for i, (s, e, w) in enumerate(toks):  # a speaker at the start of a line of dialogue: 'Yakha: "Who are you?"'
-        if text[e:e + 1] == ":" and not lex.is_word(w) and text[text.rfind("\n", 0, s) + 1:s].strip() == "":
-            out.add(i)
-    for i in range(1, len(toks)):
-        w = words[i]
-        listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
-        if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
-            continue
-        if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:") != "":
-            continue  # the cue and the name are separated by a space, comma or colon only
-        for k in range(1, min(_CUE_MAX, i) + 1):
-            if tuple(words[i - k:i]) in _CUE_KEYS and all(toks[j][1] + 1 == toks[j + 1][0] for j in range(i - k, i - 1)):
-                out.add(i)
-                break
-    return out
-
-
-_CALENDAR = frozenset("january february march april may june july august september october november december "
-                      "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
-                      "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
 
 
 _DURATION = re.compile(r"(?:(?:about|over|almost|nearly|around|more than|less than|the|a|an|past|last|next)\s+)*"
@@ -356,27 +120,6 @@ def _widen(text, detections, names):
     return out
 
 
-def _proper_mid(text, tok):
-    """``tok`` is written as a proper noun (``Folch``) and does not open a sentence, a line or a quotation."""
-    s, e, _ = tok
-    word = text[s:e]
-    # one capital then lower case ("JetBlue", "Alt-J", "OH-ing" are brands or shouts); no handle or month
-    if e - s < 3 or not word[0].isupper() or not word[1:].replace("'", "").replace("’", "").islower() \
-            or word.casefold().rstrip(".") in _CALENDAR or text[s - 1:s] in ("_", "@", "#"):
-        return False
-    before = text[:s].rstrip()
-    if before.rsplit(None, 1)[-1:] and before.rsplit(None, 1)[-1].casefold() in _DETERMINERS:
-        return False  # "the App store", "a Coachella ticket": a determiner does not go before a name
-    return bool(before) and before[-1] not in ".!?:;\"'(“‘-–—*#@|/>" and "\n" not in text[len(before):s]
-
-
-def _adjacent(text, a, b, title=False):
-    gap = text[a[1] : b[0]]
-    if title:
-        return gap in (" ", ". ", "  ")
-    return gap == " " or (gap == ". " and a[1] - a[0] == 1)
-
-
 class MedicalDetector:
     """Medical conditions from WordNet's disease and disorder hyponyms, in any casing (label ``MEDICAL``)."""
 
@@ -422,12 +165,6 @@ class MedicalDetector:
             out.append(Detection(toks[s][0], toks[e][1], self.label, self.name))
             i = e + 1
         return out
-
-
-def has_ordinary_casing(text: str) -> bool:
-    """More than 10 % of the words start with a capital and go on in lower case (not all-lower, not shouting)."""
-    toks = _tokens(text)
-    return sum(1 for s, e, _ in toks if text[s].isupper() and not text[s:e].isupper()) > 0.1 * len(toks)
 
 
 def recase(text: str, names: NameDetector) -> str:

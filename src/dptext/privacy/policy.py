@@ -18,7 +18,7 @@ Detection (:mod:`dptext.privacy.detectors`) combines spaCy NER
 :mod:`dptext.privacy.recognizers` and an optional word list file; the
 ``detectors`` option selects among them (``"regex,wordlist"`` skips the
 slower NER model, and with it names, organisations and places).
-The ``gazetteer`` detector (:mod:`dptext.privacy.lexical`) adds person names
+The ``gazetteer`` detector (:mod:`dptext.privacy.names`, :mod:`dptext.privacy.lexical`) adds person names
 and WordNet medical conditions (``MEDICAL``) in any casing, and spaCy also
 reads a copy of the text with lower- and upper-case name-like words
 title-cased. Overlapping detections keep each label: a structured
@@ -78,13 +78,16 @@ class Span:
     label: str | None = None
 
 
-def merge_detections(detections: list[Detection]) -> list[Span]:
+def merge_detections(detections: list[Detection], text: str | None = None) -> list[Span]:
     """Non-overlapping labelled spans covering every detected character, in text order.
 
     Detections are taken by rank (:data:`_RANK`, then length): each keeps the
     characters no higher-ranked detection took, so an email inside a longer
     spaCy entity stays an ``EMAIL`` span. Touching or overlapping pieces of one
     label merge; a span's ``detector`` names every detector that found it with that label.
+    With ``text``, a piece holding no letter or digit (``\\,`` left of a spaCy DATE whose digits a
+    PHONE took) joins the span it touches instead of standing as an entity of its own: the same
+    characters stay covered, and no empty DATE is reported.
     """
     owner: dict[int, int] = {}
     order = sorted(range(len(detections)), key=lambda i: (-_RANK.get(detections[i].label, 0),
@@ -106,11 +109,31 @@ def merge_detections(detections: list[Detection]) -> list[Span]:
         cur = [c, c + 1, lab]
     if cur is not None:
         out.append(cur)
+    if text is not None:
+        out = _absorb_remnants(out, text)
     spans = []
     for s, e, lab in out:
         names = "+".join(sorted({d.detector for d in detections if d.start < e and d.end > s and d.label == lab}))
         spans.append(Span(s, e, True, None, names, lab))
     return spans
+
+
+def _absorb_remnants(pieces: list[list], text: str) -> list[list]:
+    """Pieces without a letter or digit take the label of a touching neighbour, then touching pieces merge."""
+    for k, p in enumerate(pieces):
+        if any(c.isalnum() for c in text[p[0]:p[1]]):
+            continue
+        if k and pieces[k - 1][1] == p[0] and any(c.isalnum() for c in text[pieces[k - 1][0]:pieces[k - 1][1]]):
+            p[2] = pieces[k - 1][2]
+        elif k + 1 < len(pieces) and pieces[k + 1][0] == p[1]:
+            p[2] = pieces[k + 1][2]
+    out: list[list] = []
+    for p in pieces:
+        if out and out[-1][1] == p[0] and out[-1][2] == p[2]:
+            out[-1][1] = p[1]
+        else:
+            out.append(list(p))
+    return out
 
 
 class Policy:
@@ -191,7 +214,7 @@ class EntitiesPolicy(Policy):
                 found.extend(self.wordlist.detect(text))
         except Exception as exc:  # noqa: BLE001 - a failing detector must not let text pass in clear
             raise PrivacyError(f"entity detection failed ({type(exc).__name__}: {exc}); nothing was sent") from exc
-        return merge_detections(found)
+        return merge_detections(found, text)
 
     def _span_epsilon(self) -> float | None:
         return None

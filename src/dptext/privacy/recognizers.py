@@ -102,7 +102,8 @@ _ID_WORDS = (r"ID|MRN|SSN|NHS|passport|account|acct|policy|member|patient|record
              r"employee|badge|student|invoice|order|reference|ref|tax|insurance|claim|ticket|serial")
 KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s{{0,3}}(?:no\.?|number|num\.?|#|id)?\s{{0,3}}[:#]?\s{{0,3}}"
                       r"(?P<value>(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![A-Za-z0-9-])", re.IGNORECASE)
-CODE_ID = re.compile(r"(?<![\w-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])[A-Z0-9]{2,40}(?:-[A-Z0-9]{1,20}){0,6}"
+# a hashtag ("#Coachella2015") is a public topic tag, not an identifier; a handle ("@jsmith42") stays one
+CODE_ID = re.compile(r"(?<![\w#-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])[A-Z0-9]{2,40}(?:-[A-Z0-9]{1,20}){0,6}"
                      r"(?![\w-])", re.IGNORECASE)
 DIGIT_GROUPS = re.compile(r"(?<![\w/.-])\d{2,}(?:[-/]\d{2,}){1,4}(?![\w/-])")
 DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")

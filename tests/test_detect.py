@@ -255,3 +255,11 @@ def test_stop_words_and_times_make_no_street_or_postcode(text):
 def test_a_hashtag_is_a_topic_not_an_id_but_a_handle_is_an_id():
     text = "so excited for #Summer2019 with @mike2015 and code ab1234567"
     assert [text[d.start:d.end] for d in recognize(text, ("ID",))] == ["mike2015", "ab1234567"]
+
+
+def test_an_email_inside_a_date_span_keeps_its_label_and_its_exact_range():
+    # spaCy once called "Springfield. Email maria@example.com" one DATE: the EMAIL inside keeps its range and
+    # label, and the DATE pieces on either side stay DATE (touching pieces of different labels never merge)
+    text = "Springfield. Email maria@example.com now"
+    spans = merge_detections([Detection(0, 40, "DATE", "spacy"), Detection(19, 36, "EMAIL", "regex")], text)
+    assert [(s.start, s.end, s.label) for s in spans] == [(0, 19, "DATE"), (19, 36, "EMAIL"), (36, 40, "DATE")]

@@ -75,9 +75,14 @@ def _balanced_misses(data: dict) -> str:
         v = b["entity_heldout"].get(k)
         if v is not None and v > t["attack_max"]:
             miss.append(f"held-out entity {k} ASR {_f(v)} (target {t['attack_max']})")
-    head = (" Re-measured as the preset (its own perturbation draw, entities at the chosen entity ε rather than "
+    nd = b.get("draws", 1)
+    draw = "its own perturbation draw" if nd == 1 else f"the mean of {nd} perturbation draws of every text"
+    head = (f" Re-measured as the preset ({draw}, entities at the chosen entity ε rather than "
             "the grid's smallest), `balanced`" if data.get("chosen") else " As measured, `balanced`")
-    tail = (" The sweep cell that passed and this re-measurement are two draws of nearly the same configuration: "
+    tail = (" The grid cell that passed is one perturbation draw (entities at the grid's smallest ε), and the "
+            "smallest ε that passes on one draw is, on average, a lucky one; the re-measurement is the better "
+            "estimate of this configuration." if data.get("chosen") and nd > 1 else
+            " The sweep cell that passed and this re-measurement are two draws of nearly the same configuration: "
             "where they disagree, the configuration sits at the edge of the "
             f"{t['accuracy_drop_max'] * 100:g}-point target within the measurement's noise."
             if data.get("chosen") else "")
@@ -189,9 +194,10 @@ def write_doc(data: dict, conf: dict, doc: Path, figures: Path, *, source: str) 
     L += ["", f"Data: entity and retention numbers on {sz['select_docs']} `wiki` documents (Bayesian prior from "
           f"{sz['shadow_docs']} shadow documents), held-out entity numbers on {sz['heldout_docs']} `news` documents "
           "the choice never saw; accuracy: MiniLM + linear head trained and tested on perturbed text (the \"All\" "
-          "setting), " + "; ".join(f"{k}: {v['items']}" for k, v in tasks.items()) + "; every accuracy is given "
-          "± its binomial standard error over the test items (the drop from clean has a paired standard error, "
-          "in the list of misses below). Entity ASR scores the content words of detected spans (names, places, "
+          "setting), " + "; ".join(f"{k}: {v['items']}" for k, v in tasks.items()) + "; a preset's accuracy is the "
+          f"mean over {max(p.get('draws', 1) for p in data['presets'].values())} perturbation draws of every text, "
+          "each item's correctness averaged over them, given ± its standard error over the test items (binomial "
+          "for one draw; the drop from clean has a paired standard error, in the list of misses below). Entity ASR scores the content words of detected spans (names, places, "
           "conditions); stopwords and numbers inside spans are in the tables below. The answer Rouge-L compares the "
           "rebuilt InferDPT continuation with the non-private one (SmolLM2-135M in-process as both models, "
           f"{ans_n} held-out `{(conf.get('answers') or {}).get('dataset', 'news')}` documents, one draw each: "

@@ -157,18 +157,22 @@ def clean_se(tasks: list[Task]) -> dict[str, float]:
     return {t.name: binomial_se(float(t.clean_correct.mean()), len(t.clean_correct)) for t in tasks}
 
 
-def perturbed_accuracy(tasks: list[Task], perturb, seed: int = 0) -> dict[str, dict[str, float]]:
-    """``perturb`` maps a list of texts to their perturbed versions; each text is perturbed once.
+def perturbed_accuracy(tasks: list[Task], perturb, seed: int = 0, draws: int = 1) -> dict[str, dict[str, float]]:
+    """``perturb`` maps a list of texts to their perturbed versions; each text is perturbed ``draws`` times (the
+    head is trained and tested on each draw, same folds) and an item's correctness is its mean over the draws.
 
-    Returns ``accuracy`` (task -> share right), ``accuracy_se`` (binomial standard error) and, when the clean
-    correctness is known, ``accuracy_drop_se`` (paired standard error of clean minus perturbed)."""
+    Returns ``accuracy`` (task -> share right), ``accuracy_se`` (standard error: binomial for one draw, else the
+    items' standard deviation over sqrt(n)) and, when the clean correctness is known, ``accuracy_drop_se`` (paired
+    standard error of clean minus perturbed). More draws shrink the mechanism's share of the noise, not the
+    items'."""
     from dptext.metrics.quality import embed
 
     acc, se, drop = {}, {}, {}
     for t in tasks:
-        q = fold_correct(embed(perturb(t.texts)), t, seed)
+        q = np.mean([fold_correct(embed(perturb(t.texts)), t, seed) for _ in range(draws)], axis=0)
         acc[t.name] = float(q.mean())
-        se[t.name] = binomial_se(acc[t.name], len(q))
+        se[t.name] = (binomial_se(acc[t.name], len(q)) if draws == 1
+                      else float(q.std(ddof=1) / np.sqrt(len(q))) if len(q) > 1 else float("nan"))
         if t.clean_correct is not None:
             d = t.clean_correct.astype(float) - q.astype(float)
             drop[t.name] = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")

@@ -4,7 +4,9 @@
 
 Measures every (mechanism, ε) of the sweep file (what is measured: see the file's header), applies
 the selection rule below, re-measures the chosen configuration on held-out documents, measures each
-preset as it is defined in dptext.privacy.presets, and writes results JSON, plots (docs/figures/choosing-*.png)
+preset as it is defined in dptext.privacy.presets (its accuracy averaged over ``preset_draws`` perturbation
+draws of every text: one grid cell is one draw, and the smallest ε that passes on one draw is, on average, a
+lucky one), and writes results JSON, plots (docs/figures/choosing-*.png)
 and the guide, and the playground's copy of the curves (src/dptext/web/static/choosing-curves.json, package
 data; ``--curves-only`` rewrites it from docs/choosing.json without measuring). Selection rule, per mechanism:
 
@@ -135,10 +137,11 @@ def rest_cell(spec, entity_eps, docs, shadow, seed, cache, bayes=True) -> dict:
             "all_units": attacks(san_all.mechanism, all_results, shadow, seed, bayes)}
 
 
-def accuracy_cell(spec, policy, tasks, seed, cache=None) -> dict:
+def accuracy_cell(spec, policy, tasks, seed, cache=None, draws: int = 1) -> dict:
     """Per classifier task, accuracy of MiniLM + linear head trained and tested on text perturbed by ``spec``
-    (``cache``: detector results per text, shared across the ε grid): ``accuracy``, ``accuracy_se`` and
-    ``accuracy_drop_se`` (task -> value; see _choosing_tasks.py)."""
+    (``cache``: detector results per text, shared across the ε grid; ``draws``: perturbations per text, each
+    item's correctness averaged over them): ``accuracy``, ``accuracy_se`` and ``accuracy_drop_se`` (task -> value;
+    see _choosing_tasks.py)."""
     from dptext.pipeline import Sanitizer, Segment
 
     if policy is not None and cache is not None:
@@ -146,7 +149,7 @@ def accuracy_cell(spec, policy, tasks, seed, cache=None) -> dict:
     san = Sanitizer(spec, policy=policy)
     rng = np.random.default_rng(seed)
     perturb = lambda ts: [san.sanitize([Segment(t, True)], rng=rng).texts[0] for t in ts]  # noqa: E731
-    return perturbed_accuracy(tasks, perturb, seed)
+    return perturbed_accuracy(tasks, perturb, seed, draws)
 
 
 def answers(preset_specs, docs, max_tokens, seed, example) -> dict:
@@ -373,6 +376,9 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
     for mech, why in rejected(rows, conf["targets"]).items():
         print(f"  {mech}: {why}", flush=True)
     presets = {}
+    draws = int(conf.get("preset_draws", 1))  # perturbation draws per text when a preset is re-measured
+    if draws < 1:
+        raise SystemExit(f"preset_draws must be at least 1 (got {draws})")
     measured = dict(PRESETS)
     if chosen:  # balanced as the sweep chose it (dptext.privacy.presets must then say the same: a test checks)
         from dptext.privacy.presets import balanced_preset
@@ -395,9 +401,10 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
         _, runs_h = sanitize(p.spec, pol if pol is None else _cached_detect(p.build_policy(), {}), held_docs, seed)
         d["content_retention_heldout"] = content_retention(
             [r for spans, rs, _ in runs_h for s, r in zip(spans, rs) if s is None or s.detector is None])
-        d.update(accuracy_cell(p.spec, pol, tasks, seed, cache))
+        d.update(accuracy_cell(p.spec, pol, tasks, seed, cache, draws))
+        d["draws"] = draws
         if pol is not None:  # the same spec with every unit at the rest ε: what the entity tier costs in accuracy
-            d["accuracy_policy_all"] = accuracy_cell(p.spec, None, tasks, seed)["accuracy"]
+            d["accuracy_policy_all"] = accuracy_cell(p.spec, None, tasks, seed, draws=draws)["accuracy"]
         presets[pname] = d
         print(f"preset {pname}: { {k: v for k, v in d.items() if k != 'describe'} } [{time.perf_counter() - t:.0f} s]",
               flush=True)

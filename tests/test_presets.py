@@ -109,6 +109,14 @@ def test_accuracy_standard_errors_match_their_closed_forms(monkeypatch):
     out = ct.perturbed_accuracy([task], lambda ts: ts)
     assert out["accuracy"]["t"] == 0.25 and out["accuracy_se"]["t"] == pytest.approx(np.sqrt(0.25 * 0.75 / 4))
     assert out["accuracy_drop_se"]["t"] == pytest.approx(np.sqrt(1 / 3) / 2)
+    # two draws: item correctness is the mean over them, q = (1, .5, 0, 0); every draw is a fresh perturbation
+    runs = iter([np.array([True, True, False, False]), np.array([True, False, False, False])])
+    monkeypatch.setattr(ct, "fold_correct", lambda x, t, seed=0: next(runs))
+    calls = []
+    out = ct.perturbed_accuracy([task], lambda ts: calls.append(1) or ts, draws=2)
+    assert len(calls) == 2 and out["accuracy"]["t"] == pytest.approx(0.375)
+    assert out["accuracy_se"]["t"] == pytest.approx(np.std([1, 0.5, 0, 0], ddof=1) / 2)
+    assert out["accuracy_drop_se"]["t"] == pytest.approx(np.std([0, 0.5, 1, 0], ddof=1) / 2)
 
 
 def test_unknown_preset_is_a_parameter_error():

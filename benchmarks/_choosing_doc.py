@@ -19,7 +19,7 @@ def _f(v, nd=3) -> str:
 
 
 def _acc(cell: dict, task: str) -> str:
-    """Accuracy with its binomial standard error, e.g. ``0.655 ± 0.012``."""
+    """Accuracy with its standard error over the test items, e.g. ``0.655 ± 0.012``."""
     se = (cell.get("accuracy_se") or {}).get(task)
     return _f(cell["accuracy"][task]) + (f" ± {_f(se)}" if se is not None else "")
 
@@ -86,8 +86,8 @@ def _balanced_misses(data: dict) -> str:
             "where they disagree, the configuration sits at the edge of the "
             f"{t['accuracy_drop_max'] * 100:g}-point target within the measurement's noise."
             if data.get("chosen") else "")
-    return (head + " misses: " + "; ".join(miss) + " (standard errors: binomial for an accuracy, paired over the "
-            "same items for a drop)." + tail) if miss else head + " meets every target."
+    return (head + " misses: " + "; ".join(miss) + " (standard errors over the test items: for a drop, paired over "
+            "the same items)." + tail) if miss else head + " meets every target."
 
 
 def _mark_presets(ax, presets: dict, key) -> None:

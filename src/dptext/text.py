@@ -18,7 +18,7 @@ from typing import NamedTuple
 # vocabulary, and a dropped "n't" would turn a negation into its opposite.
 _CLITIC_BODY = r"(?:[sSmMdD]|[rR][eE]|[lL][lL]|[vV][eE])(?![^\W\d_])"
 _CLITIC = r"(?:[nN]'[tT](?![^\W\d_])|'" + _CLITIC_BODY + ")"
-CLITIC_RE = re.compile(_CLITIC)
+_CLITIC_RE = re.compile(_CLITIC)
 # a word unit: a letter run (any script) before a clitic; a clitic; a letter run with at most one inner
 # apostrophe that does not start a clitic ("o'brien"); or a digit run
 _UNIT = (r"[^\W\d_]+(?=" + _CLITIC + r")|" + _CLITIC + r"|[^\W\d_]+(?:'(?!" + _CLITIC_BODY + r")[^\W\d_]+)?"
@@ -95,7 +95,7 @@ class Segmentation:
 
 def _space_replaced_clitics(pieces: tuple[Piece, ...], outs: list) -> tuple[Piece, ...]:
     fix = [i for i, p in enumerate(pieces) if i and not p.ws and outs[i] is not None and outs[i] != p.text
-           and CLITIC_RE.fullmatch(p.text) and not CLITIC_RE.fullmatch(outs[i])]
+           and _CLITIC_RE.fullmatch(p.text) and not _CLITIC_RE.fullmatch(outs[i])]
     if not fix:
         return pieces
     out = list(pieces)

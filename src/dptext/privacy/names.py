@@ -48,7 +48,11 @@ _SURNAME_SHAPE = re.compile(
     r"(?:[sc]ki|[sc]ka|[sc]ky|[sc]ká|[sc]ký|wicz|owicz|czyk|czak|[ijy]ak|chuk|czuk|enko|vić|vic|[čćc]ić|ová|ov|ova|"
     r"aitis|auskas|avičius|ienė|ytė|oğlu|oglu|elli|[ie]ni|etti|otti|ucci|acci|azzi|ello|sson|ssen|[^s]sen|ström|"
     r"strom|qvist|quist|gren|lund|stra|[ei]ma|inga|opoulos|akis|[ia]dis|[ia]des|[iy]an|shvili|dze|escu|eanu|nen|"
-    r"[aeiou]z|[ae]rek|[aá]lek|czek|ček|ák|ink|huis|ijk|mann|hofer|inger)$")
+    r"[aeiou]z|[ae]rek|[aá]lek|czek|ček|ák|ink|huis|ijk|mann|hofer|inger|"
+    # German and Nordic place-name surnames: "falkenrath", "blomkvist", "rosenfeld", "lindenau"
+    r"kvist|rath|bach|berg|stein|feld|dorf|hardt|meier|meyer|huber|bauer|brink|holm|dahl|strand|au)$")
+# an English word with a derivational ending ("driverless", "bookishness"): no name, though no list holds it
+_DERIVED = re.compile(r"(?:less|ness|ful|fully|able|ably|ship|hood|ment|ments|wise|ish|ly)$")
 # greetings, interjections and chat forms: closed classes of English that WordNet does not list, while some of
 # them are also listed names ("Oh", "Ok", "Ur", "Til")
 _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
@@ -103,7 +107,7 @@ class NameDetector:
         stem, _, clitic = w.partition("'")
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and (stem in lex.stop or lex.is_word(stem)):
             return None  # a contraction or possessive of a word: "it's", "can't", "i'm"
-        if not lex.is_word(w):
+        if not lex.is_word(w) and not _derived(w, lex):
             return "last" if shaped else "unknown"
         return None
 
@@ -317,6 +321,15 @@ def _proper_mid(text, tok):
     if before.rsplit(None, 1)[-1:] and before.rsplit(None, 1)[-1].casefold() in _DETERMINERS:
         return False  # "the App store", "a Coachella ticket": a determiner does not go before a name
     return bool(before) and before[-1] not in ".!?:;\"'(“‘-–—*#@|/>" and "\n" not in text[len(before):s]
+
+
+def _derived(w, lex):
+    """``w`` is an English word plus a derivational ending (``driverless``, ``happily``): a stem of 4+ letters."""
+    m = _DERIVED.search(w)
+    if m is None or m.start() < 4:
+        return False
+    stem = w[:m.start()]
+    return lex.is_word(stem) or stem.endswith("i") and lex.is_word(stem[:-1] + "y")
 
 
 def _adjacent(text, a, b, title=False):

@@ -39,6 +39,8 @@ def _names(det, text):
     ("could you ask ngozi about the keys", "ngozi"),                  # after "ask"
     ("we invited june, hope and grace", "hope"),                      # a list of given names
     ("The keys are with Thatcher until noon.", "Thatcher"),           # capitalized infrequent word, cased text
+    ("the keys are with hellenkvist now", "hellenkvist"),             # Nordic -kvist
+    ("THE LETTER CAME FROM OBERHOLZRATH", "OBERHOLZRATH"),             # German -rath, upper case
 ])
 def test_names_from_shape_particles_and_position(names, text, name):
     assert name in _names(names, text)
@@ -56,6 +58,8 @@ def test_names_from_shape_particles_and_position(names, text, name):
     "i like june, hope and blue skies",      # a list that ends in no given name
     "her doctor said the pain is gone",      # a determiner or possessive before the verb's subject
     "THE NURSE TOLD ME TO WAIT",
+    "Some say Driverless trucks are here.",  # an English word with a derivational ending
+    "we flew Ticketless and Seatless again",
 ])
 def test_chat_words_are_no_names(names, text):
     assert _names(names, text) == []

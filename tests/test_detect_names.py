@@ -123,3 +123,11 @@ def test_house_numbers_with_a_flat_or_a_range_and_codes_after_the_town(text, add
 
 def test_the_local_part_of_an_email_is_no_name_word(names):
     assert _names(names, "please use my e-mail wojciechowski@example.org from now") == []
+
+
+def test_a_name_word_is_a_name_wherever_the_text_repeats_it(names):
+    text = "THE LETTER FROM THATCHER QUELBREK CAME. EARLY QUELBREK'S WORK, NOT @QUELBREK OR A THATCHER"
+    i = text.index("THATCHER QUELBREK")
+    found = refine(text, [Detection(i, i + len("THATCHER QUELBREK"), "PERSON", "spacy")], names)
+    got = sorted(text[d.start:d.end] for d in found if d.label == "PERSON")
+    assert got == ["QUELBREK'S", "THATCHER QUELBREK"]  # not the handle, nor "THATCHER" (an English word) alone

@@ -10,8 +10,9 @@ imported here too); this module holds the rest:
   ``disorder``, ``syndrome``, ``cancer`` …).
 * :func:`refine`: spaCy's DATE and PERSON spans cut to what identifies (a
   count, a range or a duration such as ``10``, ``12 to 18``, ``24hr`` is no
-  date; a handle, hashtag or ``RT`` no person), and person names widened over
-  adjacent unlisted words.
+  date; a handle, hashtag or ``RT`` no person), person names widened over
+  adjacent unlisted words, and a name word no English list knows marked
+  wherever the text repeats it.
 * :func:`recase`: a copy of the text, same length, with lower- and upper-case
   words written as a proper noun would be when they are name-like, so spaCy's
   case-sensitive model sees ``Maria Lopez`` in ``maria lopez``.
@@ -91,7 +92,30 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             d = _trim(text, d, keep)
         if d is not None:
             out.append(d)
-    return _widen(text, out, names)
+    return _repeat(text, _widen(text, out, names), names)
+
+
+def _repeat(text, detections, names):
+    """A word found in a person's name is a name wherever else the text repeats it (``Khasbulat Shishani's
+    tales ... early Shishani``), in any casing; only words no English word list knows (listed names are found
+    everywhere already)."""
+    persons = [d for d in detections if d.label == "PERSON"]
+    if not persons:
+        return detections
+    lex = names.lex
+    toks = _tokens(text)
+    inside = [any(d.start <= t[0] and t[1] <= d.end for d in persons) for t in toks]
+    seen = set()
+    for t, ins in zip(toks, inside):
+        w = t[2][:-2] if t[2].endswith("'s") else t[2]
+        if ins and len(w) > 2 and not lex.is_word(w):
+            seen.add(w)
+    out = list(detections)
+    for t, ins in zip(toks, inside):
+        w = t[2][:-2] if t[2].endswith("'s") else t[2]
+        if not ins and w in seen and text[t[0] - 1:t[0]] not in ("@", "#") and text[t[1]:t[1] + 1] != "@":
+            out.append(Detection(t[0], t[1], "PERSON", "gazetteer"))
+    return out
 
 
 def _widen(text, detections, names):

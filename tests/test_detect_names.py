@@ -41,6 +41,10 @@ def _names(det, text):
     ("The keys are with Thatcher until noon.", "Thatcher"),           # capitalized infrequent word, cased text
     ("the keys are with hellenkvist now", "hellenkvist"),             # Nordic -kvist
     ("THE LETTER CAME FROM OBERHOLZRATH", "OBERHOLZRATH"),             # German -rath, upper case
+    ("we found zbyslaw van der velpen there", "zbyslaw van der velpen"),   # an unlisted given name before particles
+    ("THE ROOM IS FOR OJORE MARTINS", "OJORE MARTINS"),              # unlisted word + infrequent-word surname
+    ("the invoice went out, cc nwaorgu", "nwaorgu"),                   # after "cc"
+    ("DELIVERY FOR QUENBY AT THE GATE", "QUENBY"),                     # after "delivery for"
 ])
 def test_names_from_shape_particles_and_position(names, text, name):
     assert name in _names(names, text)

@@ -8,7 +8,7 @@
   *distinctive* name (a listed name that is not a frequent English word), or a
   given name followed by a surname, or follows a title (``Mr``, ``Dr.``,
   ``Prof`` …; the title itself stays public) or a cue (``my name is``,
-  ``dear``, ``patient``, ``kid`` …), or is two or three unlisted words or one
+  ``dear``, ``patient``, ``kid``, ``cc``, ``delivery for`` …), or is two or three unlisted words or one
   in the possessive (capitalized, in ordinary casing). A surname that is also
   an English word (``maiden``) is ambiguous. Frequent words at the edges of a
   run (``call maria``) are trimmed unless they pair with a name
@@ -17,7 +17,9 @@
   - word shape: an unlisted word with a surname ending of many languages
     (``-wicz``, ``-akis``, ``-oğlu``, ``-sson``, ``-elli`` …) or with letters
     English does not use (``ørjasæter``) is a surname in any casing;
-  - particles (``van der``, ``de la``) join a name to the word after them;
+  - particles (``van der``, ``de la``) join a name to the word after them, and an unlisted word before
+    them (``lukasz van der elst``); an unlisted word before a listed surname that is an infrequent English
+    word is a full name (``thiago martins``);
     after a distinctive given name an infrequent word is the surname, and
     before a distinctive surname an infrequent word is the given name;
   - position: a word after a title, a speaker at the start of a line
@@ -138,6 +140,7 @@ class NameDetector:
                 if not self.lex.common(w) or proper and (ordinary := has_ordinary_casing(text)):
                     kinds[k + 1] = "last-common"
         _strengthen(text, toks, kinds, self.lex)
+        frequent = [self.lex.common(t[2]) for t in toks]
         while i < n:
             titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
             start = i + 1 if titled else i
@@ -175,7 +178,7 @@ class NameDetector:
                     k = q
                 k += 1
             run = list(range(start, j + 1))
-            keep = self._accept(run, kinds, titled)
+            keep = self._accept(run, kinds, titled, frequent)
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
             if keep and not titled:
@@ -201,19 +204,25 @@ class NameDetector:
         return out
 
     @staticmethod
-    def _accept(run, kinds, titled):
+    def _accept(run, kinds, titled, common):
         ks = [kinds[r] for r in run]
+        common = [common[r] for r in run]
         strong = [k in ("first", "last", "last-rare") for k in ks]
 
         lo, hi = 0, len(run) - 1
         # trim edge words that are not a name on their own and do not pair with their neighbour
+        # a given name or unlisted word pairs with a surname or a particle ("lukasz van der elst"); an unlisted
+        # word with a listed surname that is an infrequent English word ("thiago martins")
         while not titled and lo < hi and not strong[lo] and not (
-                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(("last", "initial", "unknown"))
-                or ks[lo] == "unknown" and ks[lo + 1] in ("last", "last-rare", "unknown")):  # zinovy gorshkov
+                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(
+                    ("last", "initial", "unknown", "particle"))
+                or ks[lo] == "unknown" and (ks[lo + 1] in ("last", "last-rare", "unknown", "particle")
+                                            or ks[lo + 1] == "last-common" and not common[lo + 1])):
             lo += 1
         while hi > lo and not strong[hi] and not (
                 (strong[hi - 1] or ks[hi - 1].startswith("first")) and ks[hi].startswith(("last", "first-common"))
-                or ks[hi] == "unknown" and ks[hi - 1].startswith(("first", "initial", "unknown"))):
+                or ks[hi] == "unknown" and ks[hi - 1].startswith(("first", "initial", "unknown"))
+                or ks[hi] == "last-common" and not common[hi] and ks[hi - 1] == "unknown"):
             hi -= 1
         if titled:
             return None if all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2 else run[lo : hi + 1]
@@ -227,7 +236,7 @@ class NameDetector:
 
 # phrases after which the next word is a person's name: introductions, greetings, sign-offs, roles
 _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names are", "named", "called", "dear", "hi",
-         "hello", "thanks", "thank you",
+         "hello", "thanks", "thank you", "cc", "copy", "delivery for", "parcel for", "package for",
          "signed", "sincerely", "regards", "cheers", "love", "patient", "pt", "client", "tenant", "attn", "attention",
          "c/o", "son", "daughter", "wife", "husband", "kid", "child", "mother", "father", "mom", "dad", "brother",
          "sister", "uncle", "aunt", "grandson", "granddaughter", "nephew", "niece", "cousin", "friend", "boss",

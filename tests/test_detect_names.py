@@ -125,6 +125,25 @@ def test_house_numbers_with_a_flat_or_a_range_and_codes_after_the_town(text, add
     assert address in [text[d.start:d.end] for d in recognize(text, ("ADDRESS",))]
 
 
+@pytest.mark.parametrize("text,address", [
+    ("MY ZIP CODE IS 3317 and that is all", "3317"),                # a code after the words naming it
+    ("the postal code: 9021 kt, sent", "9021 kt"),
+    ("our shop is on Quellbrook Lane now", "Quellbrook Lane"),       # a street without a number after "on"
+    ("MEET AT THE CORNER OF OSTERMOOR RD.", "OSTERMOOR RD."),
+])
+def test_postal_codes_after_a_cue_and_streets_without_a_number(text, address):
+    from dptext.privacy.recognizers import recognize
+
+    assert address in [text[d.start:d.end] for d in recognize(text, ("ADDRESS",))]
+
+
+@pytest.mark.parametrize("text", ["we were on hold way too long", "the bag is on it's way", "see you at Park Avenue"])
+def test_a_street_name_of_frequent_words_alone_is_no_address(text):
+    from dptext.privacy.recognizers import recognize
+
+    assert recognize(text, ("ADDRESS",)) == []
+
+
 def test_the_local_part_of_an_email_is_no_name_word(names):
     assert _names(names, "please use my e-mail wojciechowski@example.org from now") == []
 

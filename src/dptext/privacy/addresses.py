@@ -9,7 +9,10 @@ An address is found as *anchors* joined by short gaps:
   (``SW1A 1AA``), a US ``City, ST 12345`` tail (ST one of the 50 states, DC and
   territories), US military addresses,
   a street type written after the name with a house number (``186 Tycho Jessens
-  Vej``, ``Gosposka ulica 58``) and a Canadian postcode (``T2V 2W2``);
+  Vej``, ``Gosposka ulica 58``), a Canadian postcode (``T2V 2W2``), a code
+  after ``zip code`` / ``postal code``, and a street without a number after
+  ``on`` / ``at`` / ``corner of`` (``on Chipmunk Lane``) when one of its words
+  is no frequent English word;
 * weak anchors: a postal code (``10115 Berlin``, ``38-609``, ``874 81``,
   ``BY 91714``, ``, 802`` after a town), a unit (``Apt. 353``) and words
   followed by a house number (``Birkimelur 59``, ``Recanto Rodrigues, 72,``);
@@ -186,9 +189,27 @@ def _stop_words() -> frozenset:
     return frozenset(STOP_WORDS)
 
 
+# a postal code after the words that name it: "my zip code is 46000", "postal code: 4761 nx", "ZIP CODE IS 245"
+ZIP_CUE = re.compile(r"\b(?:zip|postal|post)\s?code\s{0,3}(?:is\s|:|-)?\s{0,3}"
+                     r"((?:[A-Z]{1,2}-?)?\d{3,6}(?:[ -]\d{2,4})?(?:\s?" + _NOT_WORD2 + r"[A-Z]{2})?)(?![\w/-])", re.IGNORECASE)
+# a street without a house number after "on", "at" or "corner of": "is on Chipmunk Lane", "ON HEUVEL ST"; a
+# name made only of frequent English words is left out ("on hold way too long", "at Park Avenue")
+NAMED_STREET = re.compile(rf"\b(?:on|at|corner\s+of)\s{{1,3}}(?!it['’]?s\b)((?:{_W}\s{{1,3}}){{1,3}}?"
+                          r"(?:street|st|road|rd|avenue|ave|lane|ln|boulevard|blvd|way|court|ct|terrace|crescent|close)"
+                          r"\b\.?)(?![\w'’-])", re.IGNORECASE)
+
+
+def _named_streets(text):
+    common = _common_words()
+    for m in NAMED_STREET.finditer(text):
+        words = m.group(1).split()[:-1]
+        if any(not common(w.casefold().strip(".'’")) and not w[:1].isdigit() for w in words):
+            yield m.start(1), m.end(1), "strong"
+
+
 def find(text: str):
     """(start, end) of the addresses in ``text``."""
-    strong = []
+    strong = [(m.start(1), m.end(1), "strong") for m in ZIP_CUE.finditer(text)] + list(_named_streets(text))
     for kind, pat in (("strong", STREET), ("strong", CONTINENTAL), ("strong", PO_BOX), ("tail", UK_POSTCODE),
                       ("tail", CITY_STATE_ZIP), ("strong", MILITARY), ("strong", STREET_AFTER),
                       ("tail", CA_POSTCODE)):

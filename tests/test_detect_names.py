@@ -113,6 +113,13 @@ def test_counts_ranges_and_short_durations_left_of_a_spacy_date_go(names):
     assert [text[d.start:d.end] for d in refine(text, found, names)] == ["3 May"]
 
 
+def test_a_spacy_date_that_is_a_number_before_what_it_counts_goes(names):
+    text = "she paid 1999 dollars in 1999"
+    found = [Detection(9, 13, "DATE", "spacy"), Detection(25, 29, "DATE", "spacy")]
+    assert [text[d.start:d.end] for d in refine(text, found, names)] == ["1999"]
+    assert refine(text, found, names)[0].start == 25  # the year stays
+
+
 @pytest.mark.parametrize("text,address", [
     ("the flat is at Lindenstraße 14/3, 04109 Leipzig now", "Lindenstraße 14/3, 04109 Leipzig"),
     ("write to ulica Kwiatowa 7-9, 31-542 Kraków please", "ulica Kwiatowa 7-9, 31-542 Kraków"),

@@ -9,7 +9,7 @@ imported here too); this module holds the rest:
   IV`` … and over up to three words before a head noun (``disease``,
   ``disorder``, ``syndrome``, ``cancer`` …).
 * :func:`refine`: spaCy's DATE and PERSON spans cut to what identifies (a
-  count, a range or a duration such as ``10``, ``12 to 18``, ``24hr`` is no
+  count, a range, a duration or an amount such as ``10``, ``12 to 18``, ``24hr``, ``1999 dollars`` is no
   date; a handle, hashtag or ``RT`` no person), person names widened over
   adjacent unlisted words, and a name word no English list knows marked
   wherever the text repeats it.
@@ -40,6 +40,19 @@ _DURATION = re.compile(r"(?:(?:about|over|almost|nearly|around|more than|less th
                        re.IGNORECASE)
 # what is left of a spaCy date that names no day: a count ("10", "30+") or a range ("12 to 18")
 _BARE = re.compile(r"\d{1,3}\+?(?:\s*(?:to|-|–)\s*\d{1,3})?", re.IGNORECASE)
+
+
+# an amount after a number: "1999 dollars", "2500 people" (a count, no year)
+_UNIT_AFTER = re.compile(r"(?i)\s{0,2}(?:dollars?|euros?|pounds?|usd|eur|gbp|people|persons|users|miles?|km|"
+                         r"kilomet(?:er|re)s?|met(?:er|re)s?|feet|ft|points?|votes?|copies|units|items|words|pages|"
+                         r"calories|kg|lbs?|members|employees|students|times|followers)\b")
+
+
+def _not_a_year(text, d):
+    """A spaCy DATE that is only a number followed by what it counts (``1999 dollars``). Other bare numbers stay
+    covered: a postcode or a house number that spaCy calls a date is still private."""
+    s = text[d.start:d.end]
+    return s.isdigit() and _UNIT_AFTER.match(text, d.end) is not None
 
 
 def _trim(text, d, keep):
@@ -74,7 +87,8 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             d = None  # "8+ years", "three days ago": a length of time, no date
         elif d.detector == "spacy" and d.label in ("DATE", "TIME"):
             d = _trim(text, d, lambda w: any(c.isdigit() for c in w) or w.casefold().strip(".") in _CALENDAR)
-            if d is not None and (_BARE.fullmatch(text[d.start:d.end]) or _DURATION.fullmatch(text[d.start:d.end])):
+            if d is not None and (_BARE.fullmatch(text[d.start:d.end]) or _DURATION.fullmatch(text[d.start:d.end])
+                                  or _not_a_year(text, d)):
                 d = None  # "the next 10 hrs" leaves "10", "a 12 TO 18 MONTH freeze" leaves "12 TO 18"
         elif d.detector == "spacy" and d.label == "PERSON":
             ordinary = has_ordinary_casing(text) if ordinary is None else ordinary

@@ -64,6 +64,7 @@ def test_names_from_shape_particles_and_position(names, text, name):
     "THE NURSE TOLD ME TO WAIT",
     "Some say Driverless trucks are here.",  # an English word with a derivational ending
     "we flew Ticketless and Seatless again",
+    "i lost it in the app yesterday",         # a weak name word after a determiner, in lower-case text
 ])
 def test_chat_words_are_no_names(names, text):
     assert _names(names, text) == []

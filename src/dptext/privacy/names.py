@@ -181,6 +181,9 @@ class NameDetector:
             keep = self._accept(run, kinds, titled, frequent)
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
+            if keep and not titled and len(keep) == 1 and keep[0] and toks[keep[0] - 1][2] in _DETERMINERS \
+                    and kinds[keep[0]].endswith(("-rare", "-common")):
+                keep = None  # "the app", "your app": a weak name word after a determiner is a noun
             if keep and not titled:
                 ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
                 lower = [k for k in keep if not text[toks[k][0]].isupper()]

@@ -1,0 +1,84 @@
+"""Casing-free cues for person names (used by :class:`dptext.privacy.names.NameDetector`).
+
+* cue phrases after which the next word is a name (``my name is``, ``dear``, ``cc``, ``patient`` …) and a
+  speaker at the start of a line of dialogue;
+* the subject of a person's verb (``kowalczyk lives at``) and a list of three or more given names.
+"""
+
+from __future__ import annotations
+
+_DETERMINERS = frozenset("the a an this that these those my your our their its his every each any some no".split())
+
+# phrases after which the next word is a person's name: introductions, greetings, sign-offs, roles
+_CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names are", "named", "called", "dear", "hi",
+         "hello", "thanks", "thank you", "cc", "copy", "delivery for", "parcel for", "package for",
+         "signed", "sincerely", "regards", "cheers", "love", "patient", "pt", "client", "tenant", "attn", "attention",
+         "c/o", "son", "daughter", "wife", "husband", "kid", "child", "mother", "father", "mom", "dad", "brother",
+         "sister", "uncle", "aunt", "grandson", "granddaughter", "nephew", "niece", "cousin", "friend", "boss",
+         "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka")
+_CUE_KEYS = {tuple(c.split()) for c in _CUES}
+_CUE_MAX = max(len(k) for k in _CUE_KEYS)
+
+
+def _cued(text, toks, lex):
+    """Indices of tokens right after a name cue that are not frequent English words (so "dear all" is not cued)."""
+    words = [t[2] for t in toks]
+    out = set()
+    for i, (s, e, w) in enumerate(toks):  # a speaker at the start of a line of dialogue: 'Yakha: "Who are you?"'
+        if text[e:e + 1] == ":" and not lex.is_word(w) and text[text.rfind("\n", 0, s) + 1:s].strip() == "":
+            out.add(i)
+    for i in range(1, len(toks)):
+        w = words[i]
+        listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
+        if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
+            continue
+        if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:") != "":
+            continue  # the cue and the name are separated by a space, comma or colon only
+        for k in range(1, min(_CUE_MAX, i) + 1):
+            if tuple(words[i - k:i]) in _CUE_KEYS and all(toks[j][1] + 1 == toks[j + 1][0] for j in range(i - k, i - 1)):
+                out.add(i)
+                break
+    return out
+
+
+_CALENDAR = frozenset("january february march april may june july august september october november december "
+                      "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
+                      "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
+
+
+# verbs whose subject is a person: the word before them, if no English word or a listed name, is a name
+_PERSON_VERBS = frozenset("lives lived said says wrote writes asked replied confirmed reported moved died married "
+                          "told".split())
+_LIST_GAPS = (", ", " and ", ", and ", " & ", " or ", " / ")
+
+
+def _strengthen(text, toks, kinds, lex):
+    """Casing-free cues that make a listed or unlisted word a name (``kinds`` changed in place).
+
+    * the subject of a person's verb: ``kowalczyk lives at``, ``MARK SAID``; not after a determiner or
+      possessive (``her doctor said``, ``THE NURSE TOLD``);
+    * a list of three or more given names: ``mark, june and rose``.
+    """
+    n = len(toks)
+    for i in range(n - 1):
+        w = toks[i][2]
+        if toks[i + 1][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
+                and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#") \
+                and not (i and toks[i - 1][2] in _DETERMINERS | {"her"}) and (
+                kinds[i] in ("unknown", "last-common", "first-common")):
+            kinds[i] = "first" if kinds[i].startswith("first") else "last"
+            kinds[i + 1] = None  # the verb itself ("SAID") is no name word here
+    i = 0
+    while i < n:
+        items, j = [i], i
+        while (kinds[j] or "").startswith("first"):
+            nxt = j + 2 if j + 2 < n and toks[j + 1][2] in ("and", "or") else j + 1
+            if nxt >= n or not (kinds[nxt] or "").startswith("first") \
+                    or text[toks[j][1]:toks[nxt][0]].lower() not in _LIST_GAPS:
+                break
+            items.append(nxt)
+            j = nxt
+        if len(items) >= 3 and "," in text[toks[i][1]:toks[j][0]]:
+            for k in items:
+                kinds[k] = "first"
+        i = j + 1

@@ -45,6 +45,7 @@ def _names(det, text):
     ("THE ROOM IS FOR OJORE MARTINS", "OJORE MARTINS"),              # unlisted word + infrequent-word surname
     ("the invoice went out, cc nwaorgu", "nwaorgu"),                   # after "cc"
     ("DELIVERY FOR QUENBY AT THE GATE", "QUENBY"),                     # after "delivery for"
+    ("we waited for o'rourke all day", "o'rourke"),                    # an apostrophe inside a surname
 ])
 def test_names_from_shape_particles_and_position(names, text, name):
     assert name in _names(names, text)

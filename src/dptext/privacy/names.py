@@ -99,7 +99,7 @@ class NameDetector:
         # a surname ending, or letters English does not use ("métivier", "ertaş"), in a word no word list knows
         shaped = len(w) > 4 and _SURNAME_SHAPE.search(w) is not None or not w.isascii() and len(w) > 3
         if first or last:
-            base = w.split("'")[0]
+            base = w[:-2] if w.endswith("'s") else w.replace("'", "")  # "smith's" -> smith, "o'connor" -> oconnor
             # a surname that is also an English word ("maiden", "lingo", "guardian") is ambiguous like a frequent
             # word; a given-name list is curated, so "maria" (also a plural of "mare") stays a name
             ambiguous = lex.common(base) or not first and lex.is_word(base)

@@ -46,6 +46,8 @@ def _names(det, text):
     ("the invoice went out, cc nwaorgu", "nwaorgu"),                   # after "cc"
     ("DELIVERY FOR QUENBY AT THE GATE", "QUENBY"),                     # after "delivery for"
     ("we waited for o'rourke all day", "o'rourke"),                    # an apostrophe inside a surname
+    ("see you then. best regards,\nzbyslaw", "zbyslaw"),              # a signature after a line break
+    ("CHEERS -- TUNDE", "TUNDE"),                                      # ... or a dash
 ])
 def test_names_from_shape_particles_and_position(names, text, name):
     assert name in _names(names, text)

@@ -1,7 +1,8 @@
 """Casing-free cues for person names (used by :class:`dptext.privacy.names.NameDetector`).
 
-* cue phrases after which the next word is a name (``my name is``, ``dear``, ``cc``, ``patient`` …) and a
-  speaker at the start of a line of dialogue;
+* cue phrases after which the next word is a name (``my name is``, ``dear``, ``cc``, ``patient`` …), also
+  across a line break or a dash (a signature: ``regards,\nokafor``, ``cheers -- tunde``), and a speaker at
+  the start of a line of dialogue;
 * the subject of a person's verb (``kowalczyk lives at``) and a list of three or more given names.
 """
 
@@ -32,8 +33,8 @@ def _cued(text, toks, lex):
         listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
         if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
             continue
-        if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:") != "":
-            continue  # the cue and the name are separated by a space, comma or colon only
+        if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:\t\r\n-–—") != "":
+            continue  # the cue and the name are separated by spaces, line breaks, a comma, colon or dash only
         for k in range(1, min(_CUE_MAX, i) + 1):
             if tuple(words[i - k:i]) in _CUE_KEYS and all(toks[j][1] + 1 == toks[j + 1][0] for j in range(i - k, i - 1)):
                 out.add(i)

@@ -200,7 +200,7 @@ def main(argv=None) -> int:
                     help="dev: tune on it; held, held2, held3: held-out parts (held2, held3: fresh seeds)")
     ap.add_argument("--pe-data", type=Path, help="presidio-evaluator's data_generator/raw_data folder")
     ap.add_argument("--before-rev", default="a87ae41", help="git revision of the code before issue 24")
-    ap.add_argument("--prev-rev", default="814fa6f", help="git revision shown as 'prev' (the previous round)")
+    ap.add_argument("--prev-rev", default="bc6ca56", help="git revision shown as 'prev' (the previous round)")
     ap.add_argument("--systems", default="before,prev,ours,presidio")
     ap.add_argument("--overhead", action="store_true",
                     help="only time the entities policy per 100-word wiki prompt, before and now, in each casing")

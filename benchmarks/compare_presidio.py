@@ -55,13 +55,22 @@ PRESIDIO = {"PERSON": "NAME", "PHONE_NUMBER": "PHONE", "DATE_TIME": "DATE", "EMA
 
 
 def run_policy(texts):
-    """(spans per text, seconds) of the ``entities`` policy of the dptext on sys.path."""
+    """(spans per text, seconds) of the ``entities`` policy of the dptext on sys.path.
+
+    A sentence the policy refuses (its detection failed: nothing would be sent) is one ``REFUSED`` span over
+    the whole text: every character is protected, and the count is printed beside the tables."""
+    from dptext.errors import PrivacyError
     from dptext.privacy.policy import get_policy
 
     pol = get_policy("entities")
     pol.detect("warm up John Smith")
     t0 = time.process_time()
-    out = [[(s.start, s.end, OURS.get(s.label, "OTHER")) for s in pol.detect(t)] for t in texts]
+    out = []
+    for t in texts:
+        try:
+            out.append([(s.start, s.end, OURS.get(s.label, "OTHER")) for s in pol.detect(t)])
+        except PrivacyError:
+            out.append([(0, len(t), "REFUSED")])
     return out, time.process_time() - t0
 
 
@@ -223,7 +232,8 @@ def main(argv=None) -> int:
               "ours": run_policy, "presidio": run_presidio}[k]
         results[k], secs[k] = fn(texts)
     print(f"{len(texts)} sentences ({', '.join(f'{k} {len(v)}' for k, v in sets.items())}), part {args.part}, "
-          f"{words} words")
+          f"{words} words; refused (detection failed, nothing sent): "
+          + ", ".join(f"{k} {sum(1 for x in results[k] if x[:1] and x[0][2] == 'REFUSED')}" for k in results))
     report(sets, results, secs, words)
     return 0
 

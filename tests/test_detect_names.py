@@ -165,3 +165,9 @@ def test_a_name_word_is_a_name_wherever_the_text_repeats_it(names):
     found = refine(text, [Detection(i, i + len("THATCHER QUELBREK"), "PERSON", "spacy")], names)
     got = sorted(text[d.start:d.end] for d in found if d.label == "PERSON")
     assert got == ["QUELBREK'S", "THATCHER QUELBREK"]  # not the handle, nor "THATCHER" (an English word) alone
+
+
+def test_particles_after_a_weak_name_word_do_not_break_detection(names):
+    # a frequent-word name ("king"), a particle, then a plain word: the run once held a word of no kind and raised
+    assert isinstance(_names(names, "we saw king bin lids there"), list)
+    assert isinstance(_names(names, "THE KING IBN CC MARIA"), list)

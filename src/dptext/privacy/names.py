@@ -178,6 +178,9 @@ class NameDetector:
                     k = q
                 k += 1
             run = list(range(start, j + 1))
+            for k in run:  # particles after a weak name word ("king ibn cc") were reached over but not joined
+                if kinds[k] is None:
+                    kinds[k] = "particle" if toks[k][2] in _PARTICLES else "last-common"
             keep = self._accept(run, kinds, titled, frequent)
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"

@@ -171,3 +171,10 @@ def test_particles_after_a_weak_name_word_do_not_break_detection(names):
     # a frequent-word name ("king"), a particle, then a plain word: the run once held a word of no kind and raised
     assert isinstance(_names(names, "we saw king bin lids there"), list)
     assert isinstance(_names(names, "THE KING IBN CC MARIA"), list)
+
+
+def test_a_negation_cut_from_its_apostrophe_is_not_repeated_as_a_name(names):
+    text = "she doesn t know that quelbrek doesn t care"
+    i = text.index("quelbrek doesn")
+    found = refine(text, [Detection(i, i + len("quelbrek doesn"), "PERSON", "spacy")], names)
+    assert sorted(text[d.start:d.end] for d in found if d.label == "PERSON") == ["quelbrek doesn"]

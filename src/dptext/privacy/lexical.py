@@ -122,7 +122,8 @@ def _repeat(text, detections, names):
     seen = set()
     for t, ins in zip(toks, inside):
         w = t[2][:-2] if t[2].endswith("'s") else t[2]
-        if ins and len(w) > 2 and not lex.is_word(w):
+        # four letters or more ("hrs" is an abbreviation), and no negation split from its apostrophe ("doesn t")
+        if ins and len(w) > 3 and not lex.is_word(w) and not (w.endswith("n") and w[:-1] in lex.stop):
             seen.add(w)
     out = list(detections)
     for t, ins in zip(toks, inside):

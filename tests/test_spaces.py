@@ -169,3 +169,18 @@ def test_cl100k_token_table_gives_the_pieces_of_the_byte_decoder():
         assert "".join(want) == text
         split += len(want) < len(ids)  # some character spans tokens: the fallback ran
     assert split >= 1
+
+
+def test_a_table_built_on_threads_is_every_row_exact():
+    """The build splits the rows into chunks run on threads: each row of a 12-chunk table (3,000 GloVe units,
+    K = 64) is that unit's own 64 nearest by (distance, index), so no chunk wrote another's rows."""
+    from dptext.spaces.neighbours import build_table
+
+    s = get_space("glove-50d")
+    sub = GloveSpace(size=3000)
+    sub._arrays = {k: s.arrays[k][:3000] for k in ("units", "embeddings", "freq")}
+    tab = build_table(sub, width=64, chunk=256)
+    d = sub.exact_distances(np.arange(3000))
+    full = np.lexsort((np.broadcast_to(np.arange(3000), d.shape), d), axis=1)[:, :64]
+    np.testing.assert_array_equal(tab.order, full)
+    np.testing.assert_array_equal(tab.dist, np.take_along_axis(d, full, axis=1))

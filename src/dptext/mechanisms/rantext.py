@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from dptext.mechanisms import calibration
-from dptext.mechanisms._rows import TableDraws, block_bounds, gather_searchsorted, sample_ball
+from dptext.mechanisms._rows import TableDraws, block_bounds, sample_ball
 from dptext.mechanisms.base import Mechanism, PrivacyClaim
 from dptext.mechanisms.registry import register
 

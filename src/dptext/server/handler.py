@@ -12,7 +12,6 @@ from starlette.requests import Request
 
 from dptext.errors import DPTextError
 from dptext.privacy.accounting import Charge
-from dptext.privacy.flight import StateError
 from dptext.server.body import read_body
 from dptext.server.errors import ApiError, bad_request
 from dptext.server.privacy import HEADER, Perturbed

@@ -20,11 +20,13 @@ on a machine shares one copy through the page cache. Width: the largest
 power of two with ``|V|·K·(4 + 2)`` bytes ≤ 320 MiB (capped at ``|V|``).
 
 Build: one float64 GEMM per chunk of rows (``exact_distances``),
-``argpartition`` to the ``K`` nearest, then a sort of those ``K`` only.
+``argpartition`` to the ``K`` nearest, then a sort of those ``K`` only; chunks run on
+two threads (each writes its own rows, so the table is the same as one thread's).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -109,10 +111,25 @@ def build_table(space, width: int | None = None, progress=None, chunk: int = 256
     dist = np.empty((n, k), dtype=np.float32)
     order = np.empty((n, k), dtype=np.uint16 if n <= 2**16 else np.int32)
     bar = _Progress(progress, f"neighbour table {space.name} (K={k})", n)
-    for start in range(0, n, chunk):
+
+    def fill(start: int) -> int:
         rows = np.arange(start, min(start + chunk, n))
         dist[rows], order[rows] = table_rows(space, rows, k)
-        bar.advance(len(rows))
+        return len(rows)
+
+    starts = range(0, n, chunk)
+    workers = min(os.cpu_count() or 1, 2, len(starts))  # two: each chunk holds ~0.2 GB of float64 temporaries
+    if workers < 2:
+        for start in starts:
+            bar.advance(fill(start))
+        return finish(dist, order, n)
+    # chunks are independent and numpy releases the GIL in the GEMM, the element-wise passes and argpartition,
+    # so threads overlap the single-threaded passes of one chunk with the others'; each chunk writes its own rows
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="dptext-table") as pool:
+        for fut in as_completed([pool.submit(fill, start) for start in starts]):
+            bar.advance(fut.result())
     return finish(dist, order, n)
 
 

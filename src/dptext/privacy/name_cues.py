@@ -57,9 +57,7 @@ def _strengthen(text, toks, kinds, lex):
     """Casing-free cues that make a listed or unlisted word a name (``kinds`` changed in place).
 
     * the subject of a person's verb: ``kowalczyk lives at``, ``MARK SAID``; not after a determiner or
-      possessive (``her doctor said``, ``THE NURSE TOLD``), and not a surname that is a frequent English
-      word: a role or a group is the usual subject there (``the mosque leader says``, ``police said``,
-      ``more people died``), and such a surname is still found next to a given name or title;
+      possessive (``her doctor said``, ``THE NURSE TOLD``);
     * a list of three or more given names: ``mark, june and rose``.
     """
     n = len(toks)
@@ -68,7 +66,7 @@ def _strengthen(text, toks, kinds, lex):
         if toks[i + 1][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
                 and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#") \
                 and not (i and toks[i - 1][2] in _DETERMINERS | {"her"}) and (
-                kinds[i] in ("unknown", "first-common")):
+                kinds[i] in ("unknown", "last-common", "first-common")):
             kinds[i] = "first" if kinds[i].startswith("first") else "last"
             kinds[i + 1] = None  # the verb itself ("SAID") is no name word here
     i = 0

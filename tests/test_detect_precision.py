@@ -68,9 +68,6 @@ def test_the_rule_reads_casing_proper_nouns_and_name_lists(entities):
     assert not dropped("They said the Government won.", "Government", True)  # a capital in ordinary casing
     assert dropped("They said the government won.", "government", True)
     assert not dropped("we flew to turkey", "turkey", False)  # WordNet's proper noun Turkey
-    assert not dropped("the jewish and islamic schools", "jewish", False)  # a proper adjective: a group
-    assert not dropped("the reserve bank raised rates", "the reserve bank", False)  # a phrase may be a name
-    assert not dropped("a new boeing landed", "boeing", False)  # no plural or comparison of a word
     assert not dropped("ask maria", "maria", False)  # a listed given name that is no frequent word
     assert not dropped("the 42nd street", "42nd street", False)  # digits: an address or number, not this rule
 

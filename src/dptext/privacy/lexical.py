@@ -63,29 +63,29 @@ _LETTERS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
 def _english(f, lex):
-    """The English word ``f`` (case-folded) is a form of (``largest`` -> large, ``gunmen`` -> gunman), or None.
-
-    Plurals and comparisons only: a name ending like a participle (``Boeing``, ``Ealing``) is not taken for one."""
-    cands = [f, f[:-1] if f.endswith("s") else "", f[:-2] if f.endswith("es") else "",
-             f[:-3] + "y" if f.endswith("ies") else "", f[:-3] + "man" if f.endswith("men") and len(f) > 4 else ""]
+    """The English word ``f`` (case-folded) is a form of (``largest`` -> large, ``gunmen`` -> gunman), or None."""
+    if lex.is_word(f):
+        return f
+    cands = [f[:-3] + "man"] if f.endswith("men") and len(f) > 4 else []
     for suf in ("est", "er"):
         b = f[:-len(suf)] if f.endswith(suf) and len(f) > len(suf) + 2 else ""
         cands += [b, b + "e", b[:-1], b[:-1] + "y"] if b else []
-    return next((x for x in cands if x and (x in lex.known or x in lex.stop)), None)
+    return next((x for x in cands if lex.is_word(x)), None)
 
 
 def _ordinary_word(text, d, lex, ordinary):
-    """A spaCy name (person, organisation, place, group) of one content word that is an ordinary English
-    word, with nothing marking it as a name: no capital letter where casing means something, no proper
-    reading in WordNet (``Paris``, ``American``, ``Army``, ``Jewish`` have one), no listed name that is not
-    a frequent word. ``suffix``, ``amphibians``, ``the largest`` in lower-case text name no one."""
+    """A spaCy name (person, organisation, place, group) of one or two content words that are ordinary English
+    words, with nothing marking it as a name: no capital letter where casing means something, no proper-noun
+    reading in WordNet of a word or of the phrase (``Paris``, ``American``, ``Army``, ``Red Cross`` have one),
+    no listed name that is not a frequent word. ``largest gunmen``, ``women``, ``the government`` in
+    lower-case text name no one."""
     s = text[d.start:d.end]
     if any(c.isdigit() for c in s):
         return False
     words = [m.group(0) for m in _LETTERS.finditer(s)]
     content = [w for w in words if w.casefold() not in lex.stop]
-    if len(content) != 1 or "-" in content[0]:
-        return False  # "the reserve bank", "south-east": a phrase or compound may be a name of its own
+    if not 0 < len(content) <= 2 or " ".join(content).casefold() in lex.proper:
+        return False
     for w in content:
         if ordinary and any(c.isupper() for c in w):
             return False  # "the Government": ordinary casing capitalises a name
@@ -94,7 +94,7 @@ def _ordinary_word(text, d, lex, ordinary):
         base = _english(f, lex)
         if base is None or f in lex.proper or f.rstrip("s") in lex.proper or base in lex.proper:
             return False
-        if (f in lex.first or f in lex.last) and not lex.common(f):
+        if (f in lex.first or f in lex.last) and not (lex.common(f) or lex.common(base)):
             return False  # a listed name that is no frequent word ("maria") keeps its label
     return True
 

@@ -8,9 +8,7 @@ imported here too); this module holds the rest:
   ``migraines``), extended over a leading ``type 1`` / ``chronic`` / ``stage
   IV`` … and over up to three words before a head noun (``disease``,
   ``disorder``, ``syndrome``, ``cancer`` …).
-* :func:`refine`: spaCy's names of a person, organisation, place or group dropped when their one content
-  word is an ordinary English word with no casing or proper-noun cue (``largest``, ``gunmen``), and
-  spaCy's DATE and PERSON spans cut to what identifies (a
+* :func:`refine`: spaCy's DATE and PERSON spans cut to what identifies (a
   count, a range, a duration or an amount such as ``10``, ``12 to 18``, ``24hr``, ``1999 dollars`` is no
   date; a handle, hashtag or ``RT`` no person), person names widened over
   adjacent unlisted words, and a name word no English list knows marked
@@ -57,48 +55,6 @@ def _not_a_year(text, d):
     return s.isdigit() and _UNIT_AFTER.match(text, d.end) is not None
 
 
-# spaCy labels that name a person, organisation, place or group
-_PROPER_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP"})
-_LETTERS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-
-
-def _english(f, lex):
-    """The English word ``f`` (case-folded) is a form of (``largest`` -> large, ``gunmen`` -> gunman), or None."""
-    if lex.is_word(f):
-        return f
-    cands = [f[:-3] + "man"] if f.endswith("men") and len(f) > 4 else []
-    for suf in ("est", "er"):
-        b = f[:-len(suf)] if f.endswith(suf) and len(f) > len(suf) + 2 else ""
-        cands += [b, b + "e", b[:-1], b[:-1] + "y"] if b else []
-    return next((x for x in cands if lex.is_word(x)), None)
-
-
-def _ordinary_word(text, d, lex, ordinary):
-    """A spaCy name (person, organisation, place, group) of one or two content words that are ordinary English
-    words, with nothing marking it as a name: no capital letter where casing means something, no proper-noun
-    reading in WordNet of a word or of the phrase (``Paris``, ``American``, ``Army``, ``Red Cross`` have one),
-    no listed name that is not a frequent word. ``largest gunmen``, ``women``, ``the government`` in
-    lower-case text name no one."""
-    s = text[d.start:d.end]
-    if any(c.isdigit() for c in s):
-        return False
-    words = [m.group(0) for m in _LETTERS.finditer(s)]
-    content = [w for w in words if w.casefold() not in lex.stop]
-    if not 0 < len(content) <= 2 or " ".join(content).casefold() in lex.proper:
-        return False
-    for w in content:
-        if ordinary and any(c.isupper() for c in w):
-            return False  # "the Government": ordinary casing capitalises a name
-        f = w.casefold().replace("’", "'")
-        f = f[:-2] if f.endswith("'s") else f
-        base = _english(f, lex)
-        if base is None or f in lex.proper or f.rstrip("s") in lex.proper or base in lex.proper:
-            return False
-        if (f in lex.first or f in lex.last) and not (lex.common(f) or lex.common(base)):
-            return False  # a listed name that is no frequent word ("maria") keeps its label
-    return True
-
-
 def _trim(text, d, keep):
     """``d`` without the words at its edges that fail ``keep`` (None when no word is left)."""
     words = [m for m in re.finditer(r"[^\s,;:()\[\]\"]+", text[d.start:d.end])]
@@ -127,10 +83,6 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
     ordinary = None
     out = []
     for d in detections:
-        if d.detector == "spacy" and d.label in _PROPER_LABELS:
-            ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
-            if _ordinary_word(text, d, lex, ordinary):
-                continue
         if d.detector == "spacy" and d.label in ("DATE", "TIME") and _DURATION.fullmatch(text[d.start:d.end]):
             d = None  # "8+ years", "three days ago": a length of time, no date
         elif d.detector == "spacy" and d.label in ("DATE", "TIME"):

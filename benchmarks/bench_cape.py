@@ -117,10 +117,10 @@ def before_tree(spec: str) -> tuple[Path, tempfile.TemporaryDirectory | None]:
     p = Path(spec)
     if (p / "dptext").is_dir():
         return p, None
+    from _revisions import archive_src
+
     tmp = tempfile.TemporaryDirectory(prefix="bench-cape-before-")
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", spec, "src"], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", tmp.name], input=archive.stdout, check=True)
-    return Path(tmp.name) / "src", tmp
+    return archive_src(spec, Path(tmp.name)), tmp
 
 
 def run_tree(src: Path, repeats: int, epsilon: float) -> dict:

@@ -49,9 +49,7 @@ import asyncio
 import io
 import json
 import os
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from contextlib import ExitStack
@@ -60,6 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_server_load import KEY, prompts, run_level, start_mock, start_proxy  # noqa: E402
+from _revisions import archive_src  # noqa: E402
 
 
 def perturb_floor(epsilon: float, bodies: list[bytes], n: int = 100) -> tuple[float, float]:
@@ -178,13 +177,6 @@ def before_src(before: str, tmp: Path) -> Path:
     if (path / "dptext").is_dir():
         return path.resolve()
     return archive_src(before, tmp)
-
-
-def archive_src(rev: str, tmp: Path) -> Path:
-    blob = subprocess.run(["git", "archive", rev, "src"], cwd=ROOT, capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
-        tar.extractall(tmp / f"src-{rev}", filter="data")
-    return tmp / f"src-{rev}" / "src"
 
 
 def print_profile(path: Path, n: int = 25) -> None:

@@ -118,13 +118,13 @@ def overhead(n: int = 40) -> dict:
 
 def run_before(texts, rev: str):
     """(spans, seconds) of the code at ``rev`` on ``texts``; ``texts=None``: its :func:`overhead` instead."""
-    repo = Path(__file__).resolve().parents[1]
+    from _revisions import archive_src
+
     with tempfile.TemporaryDirectory() as tmp:
-        arch = subprocess.run(["git", "-C", str(repo), "archive", rev, "src"], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=arch, check=True)
+        src = archive_src(rev, Path(tmp))
         inp, outp = Path(tmp) / "in.json", Path(tmp) / "out.json"
         inp.write_text(json.dumps(texts), encoding="utf-8")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(tmp) / "src"), str(Path(__file__).parent)]))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), str(Path(__file__).parent)]))
         subprocess.run([sys.executable, __file__, "--worker", str(inp), str(outp)], check=True, env=env)
         res = json.loads(outp.read_text(encoding="utf-8"))
         if texts is None:

@@ -53,16 +53,12 @@ def worker(preset: str, draws: int, sweep: Path) -> dict:
 def run_rev(rev: str, args) -> dict:
     cmd = [sys.executable, __file__, "--worker", "--preset", args.preset, "--draws", str(args.draws),
            "--sweep", str(args.sweep)]
-    if rev == "worktree":
-        env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    from _revisions import archive_src
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = REPO / "src" if rev == "worktree" else archive_src(rev, Path(tmp))
+        env = dict(os.environ, PYTHONPATH=str(src))
         out = subprocess.run(cmd, check=True, env=env, capture_output=True, text=True).stdout
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            arch = subprocess.run(["git", "-C", str(REPO), "archive", rev, "src"], check=True,
-                                  capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", tmp], input=arch, check=True)
-            env = dict(os.environ, PYTHONPATH=str(Path(tmp) / "src"))
-            out = subprocess.run(cmd, check=True, env=env, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

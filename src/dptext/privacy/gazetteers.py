@@ -64,7 +64,6 @@ class Lexicon:
     known: frozenset   # every case-folded WordNet lemma word (any POS)
     stop: frozenset    # spaCy English stop words
     medical: frozenset  # tuples of case-folded words
-    proper: frozenset = frozenset()  # case-folded WordNet nouns written capitalised (paris, american, red cross)
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded)."""
@@ -149,9 +148,10 @@ def _given_names(path: Path) -> set[str]:
     return out
 
 
-def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
-    """WordNet lemmas in the hyponym closure of the medical roots, and per-lemma (medical, total) tagged counts."""
-    words, hypo, hyper, lex, lower, proper = {}, {}, {}, {}, set(), set()
+def _medical(noun: Path, sense: Path) -> tuple[set, dict, set]:
+    """WordNet lemmas in the hyponym closure of the medical roots, per-lemma tagged counts, and the noun words
+    written in lower case somewhere."""
+    words, hypo, hyper, lex, lower = {}, {}, {}, {}, set()
     for line in noun.read_text(encoding="utf-8").splitlines():
         if line.startswith(" "):
             continue
@@ -163,7 +163,6 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
         ptrs = [f[k + 1 + 4 * i : k + 5 + 4 * i] for i in range(p)]
         words[off], lex[off] = ws, lexfile
         lower.update(x for w in ws if not w[:1].isupper() for x in w.lower().split("_"))
-        proper.update(re.sub(r"\(.*\)$", "", w).casefold().replace("_", " ") for w in ws if w[:1].isupper())
         hypo[off] = [q[1] for q in ptrs if q[0] in ("~", "~i") and q[2] == "n"]
         hyper[off] = [q[1] for q in ptrs if q[0] in ("@", "@i") and q[2] == "n"]
     health = {o for o, ws in words.items() if set(ws) & _HEALTH_ANCESTORS}
@@ -193,7 +192,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict]:
             if "_" not in lemma and med.get(lemma, 0) * 2 < tot.get(lemma, 1):
                 continue  # a one-word lemma that is mostly something else ("cold", "stroke")
             terms.add(lemma.replace("_", " "))
-    return terms, tot, lower, proper
+    return terms, tot, lower
 
 
 def _build(src: dict[str, Path]) -> dict:
@@ -201,7 +200,7 @@ def _build(src: dict[str, Path]) -> dict:
 
     first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"])
     last = _census(src["last"])
-    medical, counts, lower_nouns, proper = _medical(src["data.noun"], src["index.sense"])
+    medical, counts, lower_nouns = _medical(src["data.noun"], src["index.sense"])
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
     for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
         for line in src[k].read_text(encoding="utf-8").splitlines():
@@ -212,7 +211,7 @@ def _build(src: dict[str, Path]) -> dict:
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
     return {"first": sorted(first), "last": sorted(last), "rare": sorted(_rare(src["last"])), "counts": counts,
             "known": sorted(known),
-            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "proper": sorted(proper)}
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical)}
 
 
 def lexicon() -> Lexicon:
@@ -239,6 +238,5 @@ def lexicon() -> Lexicon:
                                "refusing to continue, nothing was sent") from None
         _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), frozenset(raw["rare"]), raw["counts"],
                          frozenset(raw["known"]),
-                         frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]),
-                         frozenset(raw["proper"]))
+                         frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]))
         return _built

@@ -119,15 +119,12 @@ def _repeat(text, detections, names):
     lex = names.lex
     toks = _tokens(text)
     inside = [any(d.start <= t[0] and t[1] <= d.end for d in persons) for t in toks]
-    seen = set()
-    for t, ins in zip(toks, inside):
-        w = t[2][:-2] if t[2].endswith("'s") else t[2]
-        # four letters or more ("hrs" is an abbreviation), and no negation split from its apostrophe ("doesn t")
-        if ins and len(w) > 3 and not lex.is_word(w) and not (w.endswith("n") and w[:-1] in lex.stop):
-            seen.add(w)
+    words = [t[2][:-2] if t[2].endswith("'s") else t[2] for t in toks]  # "shishani's" -> shishani
+    # four letters or more ("hrs" is an abbreviation), and no negation split from its apostrophe ("doesn t")
+    seen = {w for w, ins in zip(words, inside)
+            if ins and len(w) > 3 and not lex.is_word(w) and not (w.endswith("n") and w[:-1] in lex.stop)}
     out = list(detections)
-    for t, ins in zip(toks, inside):
-        w = t[2][:-2] if t[2].endswith("'s") else t[2]
+    for t, w, ins in zip(toks, words, inside):
         if not ins and w in seen and text[t[0] - 1:t[0]] not in ("@", "#") and text[t[1]:t[1] + 1] != "@":
             out.append(Detection(t[0], t[1], "PERSON", "gazetteer"))
     return out

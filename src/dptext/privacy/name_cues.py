@@ -42,11 +42,6 @@ def _cued(text, toks, lex):
     return out
 
 
-_CALENDAR = frozenset("january february march april may june july august september october november december "
-                      "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
-                      "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
-
-
 # verbs whose subject is a person: the word before them, if no English word or a listed name, is a name
 _PERSON_VERBS = frozenset("lives lived said says wrote writes asked replied confirmed reported moved died married "
                           "told".split())

@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 
 from dptext.privacy.gazetteers import lexicon
-from dptext.privacy.name_cues import _CALENDAR, _DETERMINERS, _cued, _strengthen  # noqa: F401 - _CALENDAR re-exported
+from dptext.privacy.name_cues import _DETERMINERS, _cued, _strengthen
 from dptext.privacy.recognizers import Detection
 
 # surname endings of many languages (Slavic, Baltic, Turkish, Italian, Nordic, Dutch, Greek, Armenian, Georgian,
@@ -61,6 +61,9 @@ _DERIVED = re.compile(r"(?:less|ness|ful|fully|able|ably|ship|hood|ment|ments|wi
 _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
                        "yup nah nope aw aww ah ahh uh um hmm ha haha lol omg wtf btw idk imo tbh smh pls plz ur im "
                        "til gonna gotta wanna aint ya'll yall".split())
+_CALENDAR = frozenset("january february march april may june july august september october november december "
+                      "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
+                      "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn".split())
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "

@@ -79,7 +79,9 @@ def _balanced_misses(data: dict) -> str:
     draw = "its own perturbation draw" if nd == 1 else f"the mean of {nd} perturbation draws of every text"
     head = (f" Re-measured as the preset ({draw}, entities at the chosen entity ε rather than "
             "the grid's smallest), `balanced`" if data.get("chosen") else " As measured, `balanced`")
-    tail = (" The grid cell that passed is one perturbation draw (entities at the grid's smallest ε), and the "
+    tail = (" This is the same measurement as the confirmation that chose it (same configuration, draws and seed)."
+            if (data.get("chosen") or {}).get("confirmed") else
+            " The grid cell that passed is one perturbation draw (entities at the grid's smallest ε), and the "
             "smallest ε that passes on one draw is, on average, a lucky one; the re-measurement is the better "
             "estimate of this configuration." if data.get("chosen") and nd > 1 else
             " The sweep cell that passed and this re-measurement are two draws of nearly the same configuration: "
@@ -215,8 +217,13 @@ def write_doc(data: dict, conf: dict, doc: Path, figures: Path, *, source: str) 
           f"Targets: on entity units, KNN and Bayesian ASR@1 ≤ {t['attack_max']}; outside entities, content-word "
           f"retention ≥ {t['retention_min']}; accuracy within {t['accuracy_drop_max'] * 100:.0f} points of clean on "
           f"every task ({', '.join(clean)}). "
-          "Rule: per mechanism, the smallest rest ε meeting the two utility targets, then the largest entity ε "
-          "below it meeting the attack target; among mechanisms, the smallest rest ε (the per-request charge).", ""]
+          "Rule: per mechanism, the smallest rest ε meeting the two utility targets with entities at the largest "
+          "entity ε below it that meets the attack target; among mechanisms, the smallest rest ε (the per-request "
+          "charge). The grid measures accuracy on one perturbation draw with entities at the grid's smallest "
+          "entity ε, which only screens: each rest ε that meets retention and whose one-draw drop is within "
+          f"{conf.get('confirm_margin', 0) * 100:g} points of the target is re-measured, in increasing order, as "
+          f"the preset it would become (its entity ε, the mean of {conf.get('preset_draws', 1)} draws of every "
+          "text), until one passes; the rule judges the re-measurement.", ""]
     if ch:
         L.append(f"**Chosen: `{ch['mechanism']}`, rest ε = {ch['epsilon']:g}, entity ε = {ch['entity_epsilon']:g}.** "
                  "Candidates per mechanism: " + "; ".join(
@@ -226,7 +233,8 @@ def write_doc(data: dict, conf: dict, doc: Path, figures: Path, *, source: str) 
         L.append("**No configuration met every target**; `balanced` keeps its previous numbers (the preset row "
                  "above measures them as they are)." + _balanced_misses(data))
     if data.get("rejected"):
-        L += ["", "What each mechanism misses (per rest ε; entity units at the grid's smallest entity ε):", ""]
+        L += ["", "What each mechanism misses (per rest ε: the grid's one draw with entity units at the grid's "
+                  "smallest entity ε, or the re-measurement where it says *confirmed*):", ""]
         L += [f"- `{k}`: {v}" for k, v in data["rejected"].items()]
     L.append("")
     L += _marked(data)

@@ -76,6 +76,34 @@ def _choosing_tasks():
     return _choosing_tasks
 
 
+def test_selection_judges_the_confirmed_accuracy_not_the_one_draw_screen():
+    """make_choosing's rule: a rest ε whose one draw passes is re-measured (entities at the largest entity ε below
+    it meeting the attack target) and judged on that; a one-draw pass that the re-measurement fails is not chosen,
+    cells beyond the margin or below the retention target are never re-measured, and it stops at the first pass."""
+    _choosing_tasks()
+    import _choosing_rule as mc
+
+    t = {"attack_max": 0.05, "retention_min": 0.6, "accuracy_drop_max": 0.05}
+    rest = {"4": (0.5, 0.89), "8": (0.7, 0.86), "16": (0.7, 0.87), "32": (0.7, 0.80), "64": (0.7, 0.9)}
+    row = {"name": "santext+", "params": {}, "clean_accuracy": {"topic": 0.9},
+           "entity": {"1": {"knn": 0.01, "bayes": 0.0}, "2": {"knn": 0.04, "bayes": 0.01},
+                      "4": {"knn": 0.2, "bayes": 0.01}},
+           "rest": {e: {"content_retention": r, "accuracy": {"topic": a}} for e, (r, a) in rest.items()}}
+    assert mc.select({"m": row}, t)["epsilon"] == 8.0  # the grid alone takes the lucky one-draw pass
+    calls = []
+
+    def measure_cell(label, eps, ee):
+        calls.append((eps, ee))
+        return {"accuracy": {"topic": {"8": 0.84, "16": 0.88}[eps]}}
+
+    mc.confirm({"m": row}, t, 0.02, 10, measure_cell)
+    assert calls == [("8", 2.0), ("16", 2.0)]
+    got = mc.select({"m": row}, t)
+    assert (got["epsilon"], got["entity_epsilon"], got["confirmed"]) == (16.0, 2.0, True)
+    why = mc.rejected({"m": row}, t)["m"]
+    assert "ε=8 (confirmed: mean of 10 draws, entities at ε=2): topic 0.840" in why
+
+
 def test_stratified_sample_and_folds_keep_the_label_shares():
     """The sentiment task's sample: n items, each label's count n x its share rounded by largest remainders
     (70.7, 20.2, 10.1 -> 71, 20, 10), drawn without repeats; the folds partition the sample and each fold's label counts are within one of an even split."""

@@ -33,6 +33,8 @@ def _cued(text, toks, lex):
         listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
         if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
             continue
+        if w in _PERSON_VERBS:
+            continue  # "my kid said": the cue's person is the subject, the verb ("said", a listed name) is none
         if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:\t\r\n-–—") != "":
             continue  # the cue and the name are separated by spaces, line breaks, a comma, colon or dash only
         for k in range(1, min(_CUE_MAX, i) + 1):
@@ -60,10 +62,14 @@ def _strengthen(text, toks, kinds, lex):
         w = toks[i][2]
         if toks[i + 1][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
                 and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#") \
-                and not (i and toks[i - 1][2] in _DETERMINERS | {"her"}) and (
-                kinds[i] in ("unknown", "last-common", "first-common")):
-            kinds[i] = "first" if kinds[i].startswith("first") else "last"
-            kinds[i + 1] = None  # the verb itself ("SAID") is no name word here
+                and not (i and toks[i - 1][2] in _DETERMINERS | {"her"}) and kinds[i] is not None:
+            if kinds[i] in ("unknown", "last-common", "first-common"):
+                kinds[i] = "first" if kinds[i].startswith("first") else "last"
+                kinds[i + 1] = None  # the verb itself ("SAID") is no name word here
+            # a listed given name right before the subject is its first name: "angel martin lives", "ROSE HILL SAID"
+            if i and kinds[i - 1] == "first-common" and kinds[i] in ("first", "last") \
+                    and text[toks[i - 1][1]:toks[i][0]] == " " and not (i > 1 and toks[i - 2][2] in _DETERMINERS | {"her"}):
+                kinds[i - 1] = "first"
     i = 0
     while i < n:
         items, j = [i], i

@@ -65,6 +65,7 @@ _CALENDAR = frozenset("january february march april may june july august septemb
                       "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
                       "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn".split())
+_GENERATIONAL = frozenset("jr sr ii iii iv".split())
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
                    "señor señora sr sra dott".split())
@@ -208,7 +209,11 @@ class NameDetector:
                             and _proper_mid(text, toks[k]) and (k == start or text[toks[k - 1][0]].islower()):
                         out.append(Detection(toks[k][0], toks[k][1], self.label, self.name))
             if keep:
-                out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
+                end, nx = toks[keep[-1]][1], keep[-1] + 1
+                # a generational suffix belongs to the name: "Koch II", "JOHN SMITH JR."
+                if nx < n and toks[nx][2] in _GENERATIONAL and text[end:toks[nx][0]] in (" ", ", "):
+                    end = toks[nx][1] + (text[toks[nx][1]:toks[nx][1] + 1] == ".")
+                out.append(Detection(toks[keep[0]][0], end, self.label, self.name))
             i = j + 1
         return out
 

@@ -64,9 +64,12 @@ _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincere
 _CALENDAR = frozenset("january february march april may june july august september october november december "
                       "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
                       "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
-_PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn".split())
+_PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn d' l' 't".split())
 _GENERATIONAL = frozenset("jr sr ii iii iv".split())
-_TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
+# elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
+_ELIDED = frozenset(("d'", "l'", "'t"))
+_TOKEN = re.compile(r"(?<![\w'’])[dDlL]['’](?=[ \t])|(?<=[vV][aA][nN] )['’][tT](?=[ \t])"
+                    r"|[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
                    "señor señora sr sra dott".split())
 
@@ -87,6 +90,8 @@ class NameDetector:
     def _kind(self, text, tok):
         s, e, w = tok
         lex = self.lex
+        if w in _ELIDED:
+            return None  # a particle: joins a name to its surname, no name word itself
         stem, _, clitic = w.partition("'")
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and stem in lex.stop:
             return None  # "i'm", "it's", "we'll": a contraction of a stop word (and "im" is a listed name)

@@ -65,7 +65,7 @@ def _strengthen(text, toks, kinds, lex):
                 and not (i and toks[i - 1][2] in _DETERMINERS | {"her"}) and kinds[i] is not None:
             if kinds[i] in ("unknown", "last-common", "first-common"):
                 kinds[i] = "first" if kinds[i].startswith("first") else "last"
-                kinds[i + 1] = None  # the verb itself ("SAID") is no name word here
+            kinds[i + 1] = None  # the verb itself ("SAID", a listed name) is no name word here: "MARTIN SAID"
             # a listed given name right before the subject is its first name: "angel martin lives", "ROSE HILL SAID"
             if i and kinds[i - 1] == "first-common" and kinds[i] in ("first", "last") \
                     and text[toks[i - 1][1]:toks[i][0]] == " " and not (i > 1 and toks[i - 2][2] in _DETERMINERS | {"her"}):

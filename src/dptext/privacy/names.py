@@ -96,6 +96,8 @@ class NameDetector:
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and stem in lex.stop:
             return None  # "i'm", "it's", "we'll": a contraction of a stop word (and "im" is a listed name)
         first, last = w in lex.first, w in lex.last
+        if not (first or last) and w.endswith("'s"):  # a possessive: "anne's" is looked up as anne
+            first, last = w[:-2] in lex.first, w[:-2] in lex.last
         if not (first or last) and "'" in w:  # o'brien is listed as obrien
             first, last = w.replace("'", "") in lex.first, w.replace("'", "") in lex.last
         # a capital letter is an initial, but the pronoun "I" and the article "A" only with a full stop
@@ -163,7 +165,8 @@ class NameDetector:
                 i += 1
                 continue
             j = start
-            while j + 1 < n and j + 1 not in cued:  # a cued word starts its own run
+            # a cued word starts its own run; a possessive ends one ("Anne's car")
+            while j + 1 < n and j + 1 not in cued and not toks[j][2].endswith("'s"):
                 if kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1]):
                     j += 1
                     continue

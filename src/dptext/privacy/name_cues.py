@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import re
+
 _DETERMINERS = frozenset("the a an this that these those my your our their its his every each any some no".split())
 
 # phrases after which the next word is a person's name: introductions, greetings, sign-offs, roles
@@ -19,6 +21,9 @@ _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names 
          "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka")
 _CUE_KEYS = {tuple(c.split()) for c in _CUES}
 _CUE_MAX = max(len(k) for k in _CUE_KEYS)
+# a dash set apart by a space, then one or two words and the end of the message: a sign-off
+_SIGN_DASH = re.compile(r"[\W\d_]*\s(?:-{1,2}|[–—])[ \t]*")
+_SIGN_END = re.compile(r"(?:[ \t][^\W\d_][\w'’-]*)?[\s.!]*")
 
 
 def _cued(text, toks, lex):
@@ -29,12 +34,15 @@ def _cued(text, toks, lex):
         if text[e:e + 1] == ":" and not lex.is_word(w) and text[text.rfind("\n", 0, s) + 1:s].strip() == "":
             out.add(i)
     for i in range(1, len(toks)):
-        w = words[i]
+        s, e, w = toks[i]
         listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
         if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
             continue
         if w in _PERSON_VERBS:
             continue  # "my kid said": the cue's person is the subject, the verb ("said", a listed name) is none
+        if _SIGN_DASH.fullmatch(text, toks[i - 1][1], toks[i][0]) and _SIGN_END.fullmatch(text, e):
+            out.add(i)  # a signature after a dash that ends the message: "talk soon - zerafet"
+            continue
         if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:\t\r\n-–—") != "":
             continue  # the cue and the name are separated by spaces, line breaks, a comma, colon or dash only
         for k in range(1, min(_CUE_MAX, i) + 1):

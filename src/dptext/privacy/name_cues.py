@@ -92,3 +92,12 @@ def _strengthen(text, toks, kinds, lex):
             for k in items:
                 kinds[k] = "first"
         i = j + 1
+    # two people joined by "and" / "&": beside a distinctive listed name, a word no English list knows or a listed
+    # given name that is also a word is a name too ("esna and ilgı", "DAWN AND AMANDA")
+    for a in range(n - 1):
+        b = a + 2 if a + 2 < n and toks[a + 1][2] == "and" else a + 1
+        if b >= n or text[toks[a][1]:toks[b][0]].lower() not in (" and ", " & "):
+            continue
+        for x, y in ((a, b), (b, a)):
+            if kinds[x] in ("first", "last") and kinds[y] in ("unknown", "first-common"):
+                kinds[y] = "first" if kinds[y] == "first-common" else "last"

@@ -70,6 +70,7 @@ _GENERATIONAL = frozenset("jr sr ii iii iv".split())
 _ELIDED = frozenset(("d'", "l'", "'t"))
 _TOKEN = re.compile(r"(?<![\w'’])[dDlL]['’](?=[ \t])|(?<=[vV][aA][nN] )['’][tT](?=[ \t])"
                     r"|[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
+_ABBREVIATED = frozenset("mr mrs ms mx dr prof mme mlle sra dott".split())  # titles that are no English word
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
                    "señor señora sr sra dott".split())
 
@@ -156,8 +157,10 @@ class NameDetector:
             titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
             start = i + 1 if titled else i
             if titled and kinds[start] is None and toks[start][2] not in self.lex.stop and (
-                    text[toks[i][1]] == "." or not self.lex.common(toks[start][2])):
-                kinds[start] = "unknown"  # "dr. moraes", "prof. die pelser": after "Dr." any word is a name
+                    text[toks[i][1]] == "." or toks[i][2] in _ABBREVIATED or not self.lex.common(toks[start][2])):
+                # "dr. moraes", "prof. die pelser", "Ms Seven": after "Dr." or an abbreviated title any word is a
+                # name; after "miss" or "lady", also English words, only an infrequent one
+                kinds[start] = "unknown"
             if i in cued and not titled:  # "my name is kowalczyk": a name even if unlisted
                 titled, start = True, i
                 kinds[i] = kinds[i] or "unknown"

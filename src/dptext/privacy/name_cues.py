@@ -18,7 +18,10 @@ _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names 
          "signed", "sincerely", "regards", "cheers", "love", "patient", "pt", "client", "tenant", "attn", "attention",
          "c/o", "son", "daughter", "wife", "husband", "kid", "child", "mother", "father", "mom", "dad", "brother",
          "sister", "uncle", "aunt", "grandson", "granddaughter", "nephew", "niece", "cousin", "friend", "boss",
-         "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka")
+         "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka",
+         # verbs whose object is a person: only a word no English list knows or a distinctive listed name follows
+         "ask for", "remind", "reminded", "spoke with", "spoke to", "speak with", "speak to", "talk to",
+         "talked to")
 _CUE_KEYS = {tuple(c.split()) for c in _CUES}
 _CUE_MAX = max(len(k) for k in _CUE_KEYS)
 # a dash set apart by a space, then one or two words and the end of the message: a sign-off
@@ -54,7 +57,7 @@ def _cued(text, toks, lex):
 
 # verbs whose subject is a person: the word before them, if no English word or a listed name, is a name
 _PERSON_VERBS = frozenset("lives lived said says wrote writes asked replied confirmed reported moved died married "
-                          "told".split())
+                          "told phoned emailed texted".split())
 _LIST_GAPS = (", ", " and ", ", and ", " & ", " or ", " / ")
 
 

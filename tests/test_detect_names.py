@@ -54,6 +54,13 @@ def _names(det, text):
     ("THE CLAIM OF JOHN SMITH JR. WAS PAID", "JOHN SMITH JR."),
     ("the key is with marie d' ornavelle now", "marie d' ornavelle"),  # elided particles
     ("WE VISITED SANNE VAN 'T ZANDHOF IN MAY", "SANNE VAN 'T ZANDHOF"),
+    ("see you at six - tulsiram", "tulsiram"),                         # a signature after a dash at the end
+    ("TALK LATER -- DAWN", "DAWN"),
+    ("DAWN AND AMANDA WILL JOIN US", "DAWN"),                          # two people joined by "and"
+    ("A LETTER FOR MS SEVEN CAME", "SEVEN"),                          # any word after an abbreviated title
+    ("please ask for quenby at the desk", "quenby"),                  # object of a verb that takes a person
+    ("I SPOKE WITH HART TODAY", "HART"),
+    ("hope martin phoned at noon", "hope martin"),                     # more person verbs
 ])
 def test_names_from_shape_particles_and_position(names, text, name):
     assert name in _names(names, text)
@@ -75,6 +82,8 @@ def test_names_from_shape_particles_and_position(names, text, name):
     "we flew Ticketless and Seatless again",
     "i lost it in the app yesterday",         # a weak name word after a determiner, in lower-case text
     "my kid said the bus was late",           # a person verb after a cue ("said" is a listed name)
+    "we had salt and pepper at noon",         # a pair with no distinctive name
+    "i miss seven of them",                   # "miss" is a title only before an infrequent word
 ])
 def test_chat_words_are_no_names(names, text):
     assert _names(names, text) == []
@@ -194,3 +203,8 @@ def test_only_english_plural_forms_make_a_word_known():
     lex = lexicon()
     assert not any(lex.is_word(w) for w in ("novaes", "moraes", "mendes", "nunes"))
     assert all(lex.is_word(w) for w in ("boxes", "heroes", "churches", "buses", "makes", "novae", "dishes"))
+
+
+def test_a_possessive_is_looked_up_without_its_s_and_ends_the_name(names):
+    assert _names(names, "Marguerite's keys are on the table.") == ["Marguerite's"]
+    assert _names(names, "anne's bike is in the hall") == ["anne's"]

@@ -222,6 +222,14 @@ def _named_streets(text):
             yield m.start(1), m.end(1), "strong"
 
 
+def _between_commas(text, m):
+    """A postcode set between commas or line ends (", 4006 AS, WERKHOVEN", ", ZH 3284 AS"): its letters are no
+    English word there, while "FLIGHT 4146 TO DENVER" stays a flight."""
+    before, after = text[:m.start()].rstrip(" \t"), text[m.end():].lstrip(" \t")
+    framed = before[-1:] in (",", "\n") or re.search(r"[,\n][ \t]*[A-Za-z]{2}$", before)  # ", ZH 3284 AS"
+    return bool(framed) and (after[:1] in (",", "\n") or not after)
+
+
 def find(text: str):
     """(start, end) of the addresses in ``text``."""
     strong = [(m.start(1), m.end(1), "strong") for m in ZIP_CUE.finditer(text)] + list(_named_streets(text))
@@ -236,7 +244,8 @@ def find(text: str):
     for kind, pat in (("postcode", BARE_POSTCODE), ("postcode", REGION_ZIP), ("unit", BARE_UNIT),
                       ("street", STREET_LIKE), ("postcode", TOWN_CODE)):
         weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)  # "2020 we", "IN 1090"; after a comma
-                 if not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE]
+                 if not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE
+                 or pat is BARE_POSTCODE and _between_commas(text, m)]
     groups: list[list] = []
     for s, e, kind in sorted(strong + weak):
         if groups and (s <= groups[-1][1] or _GAP.fullmatch(text, groups[-1][1], s)):

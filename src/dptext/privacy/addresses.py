@@ -178,7 +178,16 @@ def _forward(text: str, end: int, stop: frozenset) -> int:
     common = _common_words()
     for _ in range(2):
         m = _TOWN.match(text, end)
-        if not m or any(w.casefold().strip(".'’") in stop or common(w.casefold()) for w in m.group(1).split()):
+        if not m:
+            break
+        words = list(re.finditer(r"\S+", m.group(1)))
+        # the town is the words before the first stop or frequent word: ", obdam is free" -> obdam
+        k = next((i for i, w in enumerate(words)
+                  if w.group().casefold().strip(".'’") in stop or common(w.group().casefold())), len(words))
+        if k < len(words):
+            if k == 0:
+                break
+            end = m.start(1) + words[k - 1].end()
             break
         end = m.end()
     m = _CODE_LINE.match(text, end)

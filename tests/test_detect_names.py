@@ -157,6 +157,9 @@ def test_house_numbers_with_a_flat_or_a_range_and_codes_after_the_town(text, add
     ("the postal code: 9021 kt, sent", "9021 kt"),
     ("our shop is on Quellbrook Lane now", "Quellbrook Lane"),       # a street without a number after "on"
     ("MEET AT THE CORNER OF OSTERMOOR RD.", "OSTERMOOR RD."),
+    ("POST IT TO KORENBLOEMLAAN 14, 7311 AS, HOOGWOUD TODAY",          # a code's capitals that spell a stop word
+     "KORENBLOEMLAAN 14, 7311 AS, HOOGWOUD"),
+    ("send it to 14 Elm Road, brakkestein is fine", "14 Elm Road, brakkestein"),  # the town before "is"
 ])
 def test_postal_codes_after_a_cue_and_streets_without_a_number(text, address):
     from dptext.privacy.recognizers import recognize
@@ -164,7 +167,8 @@ def test_postal_codes_after_a_cue_and_streets_without_a_number(text, address):
     assert address in [text[d.start:d.end] for d in recognize(text, ("ADDRESS",))]
 
 
-@pytest.mark.parametrize("text", ["we were on hold way too long", "the bag is on it's way", "see you at Park Avenue"])
+@pytest.mark.parametrize("text", ["we were on hold way too long", "the bag is on it's way", "see you at Park Avenue",
+                                  "WE WAITED, 4146 AS THEY LEFT", "SEAT 12 AND 4146 UP"])
 def test_a_street_name_of_frequent_words_alone_is_no_address(text):
     from dptext.privacy.recognizers import recognize
 

@@ -109,6 +109,7 @@ def test_handles_and_hashtags_leave_person_spans(names):
     ("reach the front desk at 41 203775 office, or later", "41 203775"),  # a line's kind after the number
     ("if it is late, call me on 815 2290 instead", "815 2290"),          # a phone word before it
     ("the clinic's number is 318 4 771.", "318 4 771"),                  # any grouping after a phone word
+    ("RING OKONJO ON 318 4 771 AFTER SIX", "318 4 771"),                   # ... and a person's name
 ])
 def test_phones_in_unusual_groupings_next_to_a_phone_word(text, phone):
     from dptext.privacy.recognizers import recognize
@@ -120,6 +121,7 @@ def test_two_groups_of_digits_without_a_phone_word_are_no_phone():
     from dptext.privacy.recognizers import recognize
 
     assert recognize("the seasons 2019 2020 were long; we called 3 times", ("PHONE",)) == []
+    assert recognize("the call came on 12 3 2019", ("PHONE",)) == []  # a frequent word is no person
 
 
 def test_counts_ranges_and_short_durations_left_of_a_spacy_date_go(names):

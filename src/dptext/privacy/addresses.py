@@ -84,7 +84,10 @@ _HOUSE = r"\d{1,5}[a-z]?(?:[/-]\d{1,4}[a-z]?)?\b"
 CONTINENTAL = re.compile(
     rf"(?<![\w-])\d{{1,5}}[a-z]?,?\s{{1,3}}(?![ap]\.?m\b){_PREFIXED}"  # "3 am due" is a time
     rf"|(?<![\w-]){_PREFIXED},?\s{{1,3}}{_HOUSE}"
-    rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}{_HOUSE}", re.IGNORECASE)
+    rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}{_HOUSE}"
+    # the house number before a street word of a long Nordic, Dutch or German ending: "1340 Grev Moltkevej"
+    rf"|(?<![\w-])\d{{1,5}}[a-z]?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,2}}[^\W\d_][\w'’-]{{1,40}}"
+    r"(?:vej|gade|gatan|vägen|veien|gata|straße|strasse|straat|laan|gracht|steeg|singel|dijk)(?![\w-])", re.IGNORECASE)
 PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s?box|post\s+office\s+box|postfach|apartado|boîte\s+postale|bp)\s*\d{1,7}\b",
                     re.IGNORECASE)
 UK_POSTCODE = re.compile(r"(?<![\w-])(?:[A-Z]{1,2}\d[A-Z\d]?|GIR)\s?\d[A-Z]{2}(?![\w-])", re.IGNORECASE)

@@ -147,6 +147,7 @@ def test_a_spacy_date_that_is_a_number_before_what_it_counts_goes(names):
     ("write to ulica Kwiatowa 7-9, 31-542 Kraków please", "ulica Kwiatowa 7-9, 31-542 Kraków"),
     ("it goes to 12 rue des lilas, menzah, 21 1004 tomorrow", "12 rue des lilas, menzah, 21 1004"),  # 2+4 code
     ("send it to Fjordvej 8, Skagen, NO 9990 today", "Fjordvej 8, Skagen, NO 9990"),  # a region that is a stop word
+    ("we moved to 27 Lille Kirkegade, DK-9440 Aabybro in May", "27 Lille Kirkegade, DK-9440 Aabybro"),  # number first
 ])
 def test_house_numbers_with_a_flat_or_a_range_and_codes_after_the_town(text, address):
     from dptext.privacy.recognizers import recognize

@@ -3,7 +3,9 @@
 * cue phrases after which the next word is a name (``my name is``, ``dear``, ``cc``, ``patient`` …), also
   across a line break or a dash (a signature: ``regards,\nokafor``, ``cheers -- tunde``), and a speaker at
   the start of a line of dialogue;
-* the subject of a person's verb (``kowalczyk lives at``) and a list of three or more given names.
+* a signature after a dash that ends the message (``talk soon - zerafet``);
+* the subject of a person's verb (``kowalczyk lives at``, with a listed given name before it: ``angel martin
+  lives``), a list of three or more given names, and two people joined by ``and`` beside a distinctive name.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ Systems:
   reaches for the network.
 
 Sets: :mod:`detect_sets` (templates, real sentences with PII written in,
-presidio-evaluator's templates); ``--part held`` (default) is the held-out part, ``held2`` and ``held3``
-further ones (same frames, fresh seeds).
+presidio-evaluator's templates); ``--part held`` (default) is the held-out part, ``held2``, ``held3`` and
+``held4`` further ones (same frames, fresh seeds).
 Printed per set, type and casing, for each system:
 
 * ``clear``: share of the entity's non-space characters outside every detected span;
@@ -205,8 +205,8 @@ def main(argv=None) -> int:
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=300, help="sentences per set")
-    ap.add_argument("--part", choices=("dev", "held", "held2", "held3"), default="held",
-                    help="dev: tune on it; held, held2, held3: held-out parts (held2, held3: fresh seeds)")
+    ap.add_argument("--part", choices=("dev", "held", "held2", "held3", "held4"), default="held",
+                    help="dev: tune on it; held, held2, held3, held4: held-out parts (held2-4: fresh seeds)")
     ap.add_argument("--pe-data", type=Path, help="presidio-evaluator's data_generator/raw_data folder")
     ap.add_argument("--before-rev", default="a87ae41", help="git revision of the code before issue 24")
     ap.add_argument("--prev-rev", default="bc6ca56", help="git revision shown as 'prev' (the previous round)")

@@ -17,9 +17,9 @@ held-out part holds sentence frames the detectors were never looked at on.
   from its FakeNameGenerator.com table (3,000 people of 30 name sets), neither
   of which this project wrote.
 
-``held2`` and ``held3`` are further held-out parts: the held part's sentence
+``held2``, ``held3`` and ``held4`` are further held-out parts: the held part's sentence
 frames and sentences with fresh seeds (new values, casings, insert positions),
-made because ``held`` (then ``held2``) had been run several times.
+made because ``held`` (then ``held2``, then ``held3``) had been run several times.
 
 Casing: 60 % as written, 20 % lower case, 20 % upper case (the whole sentence).
 """
@@ -31,7 +31,7 @@ import random
 import re
 from pathlib import Path
 
-_SEEDS = {"dev": 1, "held": 2, "held2": 3, "held3": 4}
+_SEEDS = {"dev": 1, "held": 2, "held2": 3, "held3": 4, "held4": 5}
 FAKER_LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pl_PL", "pt_BR", "tr_TR")
 MIMESIS_LOCALES = ("en", "en-gb", "de", "fr", "es", "it", "nl", "pl", "pt-br", "cs", "sv", "da")
 CONDITIONS = ["asthma", "type 2 diabetes", "hypertension", "bipolar disorder", "schizophrenia", "HIV", "AIDS",
@@ -95,7 +95,7 @@ def template_set(n: int, part: str = "dev"):
     fakers = {loc: Faker(loc) for loc in FAKER_LOCALES}
     for i, f in enumerate(fakers.values()):
         f.seed_instance(seed * 100 + i)
-    tpls = TEMPLATES[0::2] if part == "dev" else TEMPLATES[1::2]  # held, held2, held3 share the held-out frames
+    tpls = TEMPLATES[0::2] if part == "dev" else TEMPLATES[1::2]  # the held parts share the held-out frames
     fmts = ["%B %d, %Y", "%d %b %Y", "%d/%m/%Y", "%Y-%m-%d", "%b %d", "%d %B", "%m/%d/%y", "%A %d %B %Y"]
     out = []
     for _ in range(n):
@@ -126,7 +126,7 @@ def real_set(n: int, part: str = "dev"):
     from dptext.data import get_dataset
 
     seed = 10 + _SEEDS[part]
-    rnd = random.Random(min(seed, 12))  # held2/held3 split the sentences as held does, so dev's half never appears
+    rnd = random.Random(min(seed, 12))  # held2-4 split the sentences as held does, so dev's half never appears
     sents = []
     for name in ("tweets", "wiki", "news"):
         for doc in get_dataset(name).corpus():

@@ -84,7 +84,10 @@ _HOUSE = r"\d{1,5}[a-z]?(?:[/-]\d{1,4}[a-z]?)?\b"
 CONTINENTAL = re.compile(
     rf"(?<![\w-])\d{{1,5}}[a-z]?,?\s{{1,3}}(?![ap]\.?m\b){_PREFIXED}"  # "3 am due" is a time
     rf"|(?<![\w-]){_PREFIXED},?\s{{1,3}}{_HOUSE}"
-    rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}{_HOUSE}", re.IGNORECASE)
+    rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}{_HOUSE}"
+    # the house number before a street word of a long Nordic, Dutch or German ending: "1340 Grev Moltkevej"
+    rf"|(?<![\w-])\d{{1,5}}[a-z]?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,2}}[^\W\d_][\w'’-]{{1,40}}"
+    r"(?:vej|gade|gatan|vägen|veien|gata|straße|strasse|straat|laan|gracht|steeg|singel|dijk)(?![\w-])", re.IGNORECASE)
 PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s?box|post\s+office\s+box|postfach|apartado|boîte\s+postale|bp)\s*\d{1,7}\b",
                     re.IGNORECASE)
 UK_POSTCODE = re.compile(r"(?<![\w-])(?:[A-Z]{1,2}\d[A-Z\d]?|GIR)\s?\d[A-Z]{2}(?![\w-])", re.IGNORECASE)
@@ -178,7 +181,16 @@ def _forward(text: str, end: int, stop: frozenset) -> int:
     common = _common_words()
     for _ in range(2):
         m = _TOWN.match(text, end)
-        if not m or any(w.casefold().strip(".'’") in stop or common(w.casefold()) for w in m.group(1).split()):
+        if not m:
+            break
+        words = list(re.finditer(r"\S+", m.group(1)))
+        # the town is the words before the first stop or frequent word: ", obdam is free" -> obdam
+        k = next((i for i, w in enumerate(words)
+                  if w.group().casefold().strip(".'’") in stop or common(w.group().casefold())), len(words))
+        if k < len(words):
+            if k == 0:
+                break
+            end = m.start(1) + words[k - 1].end()
             break
         end = m.end()
     m = _CODE_LINE.match(text, end)
@@ -222,6 +234,14 @@ def _named_streets(text):
             yield m.start(1), m.end(1), "strong"
 
 
+def _between_commas(text, m):
+    """A postcode set between commas or line ends (", 4006 AS, WERKHOVEN", ", ZH 3284 AS"): its letters are no
+    English word there, while "FLIGHT 4146 TO DENVER" stays a flight."""
+    before, after = text[:m.start()].rstrip(" \t"), text[m.end():].lstrip(" \t")
+    framed = before[-1:] in (",", "\n") or re.search(r"[,\n][ \t]*[A-Za-z]{2}$", before)  # ", ZH 3284 AS"
+    return bool(framed) and (after[:1] in (",", "\n") or not after)
+
+
 def find(text: str):
     """(start, end) of the addresses in ``text``."""
     strong = [(m.start(1), m.end(1), "strong") for m in ZIP_CUE.finditer(text)] + list(_named_streets(text))
@@ -236,7 +256,8 @@ def find(text: str):
     for kind, pat in (("postcode", BARE_POSTCODE), ("postcode", REGION_ZIP), ("unit", BARE_UNIT),
                       ("street", STREET_LIKE), ("postcode", TOWN_CODE)):
         weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)  # "2020 we", "IN 1090"; after a comma
-                 if not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE]
+                 if not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE
+                 or pat is BARE_POSTCODE and _between_commas(text, m)]
     groups: list[list] = []
     for s, e, kind in sorted(strong + weak):
         if groups and (s <= groups[-1][1] or _GAP.fullmatch(text, groups[-1][1], s)):

@@ -84,9 +84,9 @@ def _forms(w: str):
     if len(w) > 3:
         if w.endswith("ies"):
             yield w[:-3] + "y"
-        if w.endswith("es"):
-            yield w[:-2]
-        if w.endswith("s"):
+        if w.endswith(("ses", "xes", "zes", "ches", "shes", "oes")):
+            yield w[:-2]  # English adds -es only after a sibilant or an -o: "boxes", "heroes"; not "novaes", "mendes"
+        if w.endswith("s") and not w.endswith("aes"):  # a Latin plural in -ae takes no -s: "novaes", "moraes"
             yield w[:-1]
         if w.endswith("ed"):
             yield w[:-2]

@@ -3,10 +3,14 @@
 * cue phrases after which the next word is a name (``my name is``, ``dear``, ``cc``, ``patient`` …), also
   across a line break or a dash (a signature: ``regards,\nokafor``, ``cheers -- tunde``), and a speaker at
   the start of a line of dialogue;
-* the subject of a person's verb (``kowalczyk lives at``) and a list of three or more given names.
+* a signature after a dash that ends the message (``talk soon - zerafet``);
+* the subject of a person's verb (``kowalczyk lives at``, with a listed given name before it: ``angel martin
+  lives``), a list of three or more given names, and two people joined by ``and`` beside a distinctive name.
 """
 
 from __future__ import annotations
+
+import re
 
 _DETERMINERS = frozenset("the a an this that these those my your our their its his every each any some no".split())
 
@@ -16,9 +20,15 @@ _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names 
          "signed", "sincerely", "regards", "cheers", "love", "patient", "pt", "client", "tenant", "attn", "attention",
          "c/o", "son", "daughter", "wife", "husband", "kid", "child", "mother", "father", "mom", "dad", "brother",
          "sister", "uncle", "aunt", "grandson", "granddaughter", "nephew", "niece", "cousin", "friend", "boss",
-         "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka")
+         "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka",
+         # verbs whose object is a person: only a word no English list knows or a distinctive listed name follows
+         "ask for", "remind", "reminded", "spoke with", "spoke to", "speak with", "speak to", "talk to",
+         "talked to")
 _CUE_KEYS = {tuple(c.split()) for c in _CUES}
 _CUE_MAX = max(len(k) for k in _CUE_KEYS)
+# a dash set apart by a space, then one or two words and the end of the message: a sign-off
+_SIGN_DASH = re.compile(r"[\W\d_]*\s(?:-{1,2}|[–—])[ \t]*")
+_SIGN_END = re.compile(r"(?:[ \t][^\W\d_][\w'’-]*)?[\s.!]*")
 
 
 def _cued(text, toks, lex):
@@ -29,9 +39,14 @@ def _cued(text, toks, lex):
         if text[e:e + 1] == ":" and not lex.is_word(w) and text[text.rfind("\n", 0, s) + 1:s].strip() == "":
             out.add(i)
     for i in range(1, len(toks)):
-        w = words[i]
+        s, e, w = toks[i]
         listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
         if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
+            continue
+        if w in _PERSON_VERBS:
+            continue  # "my kid said": the cue's person is the subject, the verb ("said", a listed name) is none
+        if _SIGN_DASH.fullmatch(text, toks[i - 1][1], toks[i][0]) and _SIGN_END.fullmatch(text, e):
+            out.add(i)  # a signature after a dash that ends the message: "talk soon - zerafet"
             continue
         if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:\t\r\n-–—") != "":
             continue  # the cue and the name are separated by spaces, line breaks, a comma, colon or dash only
@@ -44,7 +59,7 @@ def _cued(text, toks, lex):
 
 # verbs whose subject is a person: the word before them, if no English word or a listed name, is a name
 _PERSON_VERBS = frozenset("lives lived said says wrote writes asked replied confirmed reported moved died married "
-                          "told".split())
+                          "told phoned emailed texted".split())
 _LIST_GAPS = (", ", " and ", ", and ", " & ", " or ", " / ")
 
 
@@ -60,10 +75,14 @@ def _strengthen(text, toks, kinds, lex):
         w = toks[i][2]
         if toks[i + 1][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
                 and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#") \
-                and not (i and toks[i - 1][2] in _DETERMINERS | {"her"}) and (
-                kinds[i] in ("unknown", "last-common", "first-common")):
-            kinds[i] = "first" if kinds[i].startswith("first") else "last"
-            kinds[i + 1] = None  # the verb itself ("SAID") is no name word here
+                and not (i and toks[i - 1][2] in _DETERMINERS | {"her"}) and kinds[i] is not None:
+            if kinds[i] in ("unknown", "last-common", "first-common"):
+                kinds[i] = "first" if kinds[i].startswith("first") else "last"
+            kinds[i + 1] = None  # the verb itself ("SAID", a listed name) is no name word here: "MARTIN SAID"
+            # a listed given name right before the subject is its first name: "angel martin lives", "ROSE HILL SAID"
+            if i and kinds[i - 1] == "first-common" and kinds[i] in ("first", "last") \
+                    and text[toks[i - 1][1]:toks[i][0]] == " " and not (i > 1 and toks[i - 2][2] in _DETERMINERS | {"her"}):
+                kinds[i - 1] = "first"
     i = 0
     while i < n:
         items, j = [i], i
@@ -78,3 +97,12 @@ def _strengthen(text, toks, kinds, lex):
             for k in items:
                 kinds[k] = "first"
         i = j + 1
+    # two people joined by "and" / "&": beside a distinctive listed name, a word no English list knows or a listed
+    # given name that is also a word is a name too ("esna and ilgı", "DAWN AND AMANDA")
+    for a in range(n - 1):
+        b = a + 2 if a + 2 < n and toks[a + 1][2] == "and" else a + 1
+        if b >= n or text[toks[a][1]:toks[b][0]].lower() not in (" and ", " & "):
+            continue
+        for x, y in ((a, b), (b, a)):
+            if kinds[x] in ("first", "last") and kinds[y] in ("unknown", "first-common"):
+                kinds[y] = "first" if kinds[y] == "first-common" else "last"

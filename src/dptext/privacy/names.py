@@ -64,8 +64,13 @@ _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincere
 _CALENDAR = frozenset("january february march april may june july august september october november december "
                       "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
                       "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
-_PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn".split())
-_TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
+_PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn d' l' 't".split())
+_GENERATIONAL = frozenset("jr sr ii iii iv".split())
+# elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
+_ELIDED = frozenset(("d'", "l'", "'t"))
+_TOKEN = re.compile(r"(?<![\w'’])[dDlL]['’](?=[ \t])|(?<=[vV][aA][nN] )['’][tT](?=[ \t])"
+                    r"|[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
+_ABBREVIATED = frozenset("mr mrs ms mx dr prof mme mlle sra dott".split())  # titles that are no English word
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
                    "señor señora sr sra dott".split())
 
@@ -86,10 +91,14 @@ class NameDetector:
     def _kind(self, text, tok):
         s, e, w = tok
         lex = self.lex
+        if w in _ELIDED:
+            return None  # a particle: joins a name to its surname, no name word itself
         stem, _, clitic = w.partition("'")
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and stem in lex.stop:
             return None  # "i'm", "it's", "we'll": a contraction of a stop word (and "im" is a listed name)
         first, last = w in lex.first, w in lex.last
+        if not (first or last) and w.endswith("'s"):  # a possessive: "anne's" is looked up as anne
+            first, last = w[:-2] in lex.first, w[:-2] in lex.last
         if not (first or last) and "'" in w:  # o'brien is listed as obrien
             first, last = w.replace("'", "") in lex.first, w.replace("'", "") in lex.last
         # a capital letter is an initial, but the pronoun "I" and the article "A" only with a full stop
@@ -148,8 +157,10 @@ class NameDetector:
             titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
             start = i + 1 if titled else i
             if titled and kinds[start] is None and toks[start][2] not in self.lex.stop and (
-                    text[toks[i][1]] == "." or not self.lex.common(toks[start][2])):
-                kinds[start] = "unknown"  # "dr. moraes", "prof. die pelser": after "Dr." any word is a name
+                    text[toks[i][1]] == "." or toks[i][2] in _ABBREVIATED or not self.lex.common(toks[start][2])):
+                # "dr. moraes", "prof. die pelser", "Ms Seven": after "Dr." or an abbreviated title any word is a
+                # name; after "miss" or "lady", also English words, only an infrequent one
+                kinds[start] = "unknown"
             if i in cued and not titled:  # "my name is kowalczyk": a name even if unlisted
                 titled, start = True, i
                 kinds[i] = kinds[i] or "unknown"
@@ -157,7 +168,8 @@ class NameDetector:
                 i += 1
                 continue
             j = start
-            while j + 1 < n and j + 1 not in cued:  # a cued word starts its own run
+            # a cued word starts its own run; a possessive ends one ("Anne's car")
+            while j + 1 < n and j + 1 not in cued and not toks[j][2].endswith("'s"):
                 if kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1]):
                     j += 1
                     continue
@@ -208,7 +220,11 @@ class NameDetector:
                             and _proper_mid(text, toks[k]) and (k == start or text[toks[k - 1][0]].islower()):
                         out.append(Detection(toks[k][0], toks[k][1], self.label, self.name))
             if keep:
-                out.append(Detection(toks[keep[0]][0], toks[keep[-1]][1], self.label, self.name))
+                end, nx = toks[keep[-1]][1], keep[-1] + 1
+                # a generational suffix belongs to the name: "Koch II", "JOHN SMITH JR."
+                if nx < n and toks[nx][2] in _GENERATIONAL and text[end:toks[nx][0]] in (" ", ", "):
+                    end = toks[nx][1] + (text[toks[nx][1]:toks[nx][1] + 1] == ".")
+                out.append(Detection(toks[keep[0]][0], end, self.label, self.name))
             i = j + 1
         return out
 

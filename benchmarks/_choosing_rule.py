@@ -12,10 +12,14 @@ def entity_pick(m: dict, below, targets: dict) -> float | None:
     return float(ok[-1]) if ok else None
 
 
+def drops(m: dict, cell: dict) -> dict:
+    """Per classifier task, clean accuracy minus the cell's."""
+    return {t: c - cell["accuracy"][t] for t, c in m["clean_accuracy"].items()}
+
+
 def accuracy_ok(m: dict, cell: dict, targets: dict, slack: float = 0.0) -> bool:
     """Every task's drop from clean within accuracy_drop_max (+ ``slack``)."""
-    return all(m["clean_accuracy"][t] - cell["accuracy"][t] <= targets["accuracy_drop_max"] + slack + 1e-9
-               for t in m["clean_accuracy"])
+    return all(d <= targets["accuracy_drop_max"] + slack + 1e-9 for d in drops(m, cell).values())
 
 
 def judged(m: dict, e: str) -> dict:
@@ -23,14 +27,21 @@ def judged(m: dict, e: str) -> dict:
     return (m.get("confirm") or {}).get(e) or m["rest"][e]
 
 
+def candidate(m: dict, e: str, targets: dict) -> float | None:
+    """entity ε(r) for rest ε ``e`` when ``e`` meets the retention target and an entity ε below it meets the attack
+    target, else None (``e`` cannot be chosen, whatever its accuracy)."""
+    if m["rest"][e]["content_retention"] < targets["retention_min"]:
+        return None
+    return entity_pick(m, e, targets)
+
+
 def select(rows: dict, targets: dict) -> dict:
     """Apply the selection rule (module docstring) to the measured rows."""
     picks = {}
     for mech, m in rows.items():
         for e in sorted(m["rest"], key=float):
-            ee = entity_pick(m, e, targets)
-            if (m["rest"][e]["content_retention"] >= targets["retention_min"] and ee is not None
-                    and accuracy_ok(m, judged(m, e), targets)):
+            ee = candidate(m, e, targets)
+            if ee is not None and accuracy_ok(m, judged(m, e), targets):
                 picks[mech] = {"epsilon": float(e), "entity_epsilon": ee,
                                "content_retention": m["rest"][e]["content_retention"],
                                "confirmed": e in (m.get("confirm") or {})}
@@ -54,10 +65,8 @@ def confirm(rows: dict, targets: dict, margin: float, draws: int, measure_cell) 
     for label, m in rows.items():
         m["confirm"] = {}
         for e in sorted(m["rest"], key=float):
-            ee = entity_pick(m, e, targets)
-            cell = m["rest"][e]
-            if (ee is None or cell["content_retention"] < targets["retention_min"]
-                    or not accuracy_ok(m, cell, targets, margin)):
+            ee = candidate(m, e, targets)
+            if ee is None or not accuracy_ok(m, m["rest"][e], targets, margin):
                 continue
             m["confirm"][e] = {"entity_epsilon": ee, "draws": draws, **measure_cell(label, e, ee)}
             if accuracy_ok(m, m["confirm"][e], targets):
@@ -70,14 +79,12 @@ def rejected(rows: dict, targets: dict) -> dict:
     for mech, m in rows.items():
         why = []
         for e in sorted(m["rest"], key=float):
-            c, conf = m["rest"][e], (m.get("confirm") or {}).get(e)
-            miss = [f"retention {c['content_retention']:.3f}"] if c["content_retention"] < targets["retention_min"] else []
-            c = conf or c
+            ret, conf, c = m["rest"][e]["content_retention"], (m.get("confirm") or {}).get(e), judged(m, e)
+            miss = [f"retention {ret:.3f}"] if ret < targets["retention_min"] else []
             se = c.get("accuracy_drop_se") or {}
-            miss += [f"{t} {c['accuracy'][t]:.3f} (clean {m['clean_accuracy'][t]:.3f}, drop "
-                     f"{(m['clean_accuracy'][t] - c['accuracy'][t]) * 100:.1f}"
-                     + (f" ± {se[t] * 100:.1f}" if t in se else "") + " points)" for t in m["clean_accuracy"]
-                     if m["clean_accuracy"][t] - c["accuracy"][t] > targets["accuracy_drop_max"] + 1e-9]
+            miss += [f"{t} {c['accuracy'][t]:.3f} (clean {m['clean_accuracy'][t]:.3f}, drop {d * 100:.1f}"
+                     + (f" ± {se[t] * 100:.1f}" if t in se else "") + " points)"
+                     for t, d in drops(m, c).items() if d > targets["accuracy_drop_max"] + 1e-9]
             how = (f" (confirmed: mean of {conf['draws']} draws, entities at ε={conf['entity_epsilon']:g})"
                    if conf else "")
             why.append(f"ε={float(e):g}{how}: " + (", ".join(miss) if miss else "utility targets met"))

@@ -212,10 +212,9 @@ def measure(conf: dict, cells_path: Path | None = None) -> dict:
         _, runs_h = sanitize(p.spec, pol if pol is None else _cached_detect(p.build_policy(), {}), held_docs, seed)
         d["content_retention_heldout"] = content_retention(
             [r for spans, rs, _ in runs_h for s, r in zip(spans, rs) if s is None or s.detector is None])
-        same = (rows[chosen["mechanism"]]["confirm"].get(grid_key(rows[chosen["mechanism"]], chosen["epsilon"]))
-                if chosen and pname == "balanced" else None)
-        if same and same["entity_epsilon"] == p.policy["entity_epsilon"] and same["draws"] == draws:
-            d.update({k: v for k, v in same.items() if k not in ("entity_epsilon", "draws")})  # the same measurement
+        if pname == "balanced" and chosen.get("confirmed"):  # the confirmation is this very measurement (its cell)
+            label = chosen["mechanism"]
+            d.update(confirmed(label, grid_key(rows[label], chosen["epsilon"]), p.policy["entity_epsilon"]))
         else:
             d.update(accuracy_cell(p.spec, pol, tasks, seed, cache, draws))
         d["draws"] = draws

@@ -44,3 +44,27 @@ def test_a_street_line_holds_no_clause_words(text, expected):
     from dptext.privacy.addresses import find
 
     assert [text[a:b] for a, b in find(text)] == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("FLIGHT 4146 TO DENVER WAS LATE AGAIN", []),   # capitals that spell "to" after a number: a sentence
+    ("MY FLIGHT AA 1234 TO BOSTON LEAVES AT 7", []),  # a flight's number is no postcode
+    ("POST IT TO KORENBLOEMLAAN 14, 7311 AS HOOGWOUD TODAY", ["KORENBLOEMLAAN 14, 7311 AS HOOGWOUD"]),
+    ("Ship to Flight Lane 12, 10115 Berlin", ["Flight Lane 12, 10115 Berlin"]),
+])
+def test_flight_numbers_are_no_addresses(text, expected):
+    from dptext.privacy.addresses import find
+
+    assert [text[a:b] for a, b in find(text)] == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("we text the kids at 5 10 15 20 minutes past", []),  # a list of counts
+    ("WE TEXT THE KIDS AT 5 10 15 20 MINUTES PAST", []),
+    ("my number is 06 12 34 56 78", ["06 12 34 56 78"]),  # grouped in twos: a phone
+    ("call me on 5 10 15 20 3", ["5 10 15 20 3"]),        # after a phone word, any grouping
+])
+def test_a_list_of_small_numbers_is_no_phone(text, expected):
+    from dptext.privacy.recognizers import recognize
+
+    assert sorted({text[d.start:d.end] for d in recognize(text, ("PHONE",))}) == expected

@@ -234,12 +234,20 @@ def _named_streets(text):
             yield m.start(1), m.end(1), "strong"
 
 
-def _between_commas(text, m):
+# a flight's number is no house number or postcode: "FLIGHT AA 1234", "flight 4146"
+_FLIGHT = re.compile(r"(?i)\b(?:flight|flt)\.?\s{1,3}(?:[a-z]{2}\s?)?\d")
+# a Dutch postcode whose capitals spell an English two-letter word ("4146 TO", "1614 DO"), then a town; in
+# upper-case text ("FLIGHT 4146 TO DENVER") only a comma before it tells it from a sentence
+_WORD_LETTERS = re.compile(r"\d{4}\s?(?i:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b")
+
+
+def _between_commas(text, m, town=False):
     """A postcode set between commas or line ends (", 4006 AS, WERKHOVEN", ", ZH 3284 AS"): its letters are no
-    English word there, while "FLIGHT 4146 TO DENVER" stays a flight."""
+    English word there, while "FLIGHT 4146 TO DENVER" stays a flight. With ``town``, the town follows the code
+    (", 4006 AS WERKHOVEN") and only the comma before counts."""
     before, after = text[:m.start()].rstrip(" \t"), text[m.end():].lstrip(" \t")
     framed = before[-1:] in (",", "\n") or re.search(r"[,\n][ \t]*[A-Za-z]{2}$", before)  # ", ZH 3284 AS"
-    return bool(framed) and (after[:1] in (",", "\n") or not after)
+    return bool(framed) and (town or after[:1] in (",", "\n") or not after)
 
 
 def find(text: str):
@@ -252,12 +260,14 @@ def find(text: str):
     stop = _stop_words()
     weak = [w for m in POSTCODE_CITY.finditer(text)
             if not re.match(r"(?:19|20)\d\d\s", m.group(0))  # "2020 report" is no place
+            and (not _WORD_LETTERS.match(m.group(0)) or not m.group(0).isupper() or _between_commas(text, m, town=True))
             for w in [_drop_stop_tail(text, m, stop)] if w]
     for kind, pat in (("postcode", BARE_POSTCODE), ("postcode", REGION_ZIP), ("unit", BARE_UNIT),
                       ("street", STREET_LIKE), ("postcode", TOWN_CODE)):
         weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)  # "2020 we", "IN 1090"; after a comma
-                 if not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE
-                 or pat is BARE_POSTCODE and _between_commas(text, m)]
+                 if (not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE
+                     or pat is BARE_POSTCODE and _between_commas(text, m))
+                 and not _FLIGHT.search(text, max(0, m.start() - 12), m.start() + 7)]
     groups: list[list] = []
     for s, e, kind in sorted(strong + weak):
         if groups and (s <= groups[-1][1] or _GAP.fullmatch(text, groups[-1][1], s)):

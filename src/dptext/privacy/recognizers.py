@@ -170,6 +170,8 @@ def _phones(text):
         if not 7 <= n <= 15 or ISO_DATE.fullmatch(core) or SSN.fullmatch(core):
             continue
         groups = re.findall(r"\d+", core)
+        if max(map(len, groups)) <= 2 and min(map(len, groups)) == 1 and not core.startswith(("+", "(")):
+            continue  # counts or a list ("at 5 10 15 20"); numbers grouped in twos have no 1-digit group
         if 1 < len(groups) < 3 and not core.startswith(("+", "(")):  # "2019 2020" is two years, not a number
             local = LOCAL_PHONE.fullmatch(core)  # 039-3224, 555.1234
             national = groups[0].startswith("0") and n >= 9  # 07700 900123, 0151 2345678

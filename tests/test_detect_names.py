@@ -215,3 +215,27 @@ def test_only_english_plural_forms_make_a_word_known():
 def test_a_possessive_is_looked_up_without_its_s_and_ends_the_name(names):
     assert _names(names, "Marguerite's keys are on the table.") == ["Marguerite's"]
     assert _names(names, "anne's bike is in the hall") == ["anne's"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("ADEWALE AND I WENT TO THE MARKET", ["ADEWALE"]),            # the other one of "X and I"
+    ("me and tafadzwa are coming later", ["tafadzwa"]),           # ... of "me and X"
+    ("the hunter and I went home", []),                           # not after a determiner
+    ("coffee and I are old friends", []),                         # a frequent word
+    ("can you pick up kudakwashe from practice", ["kudakwashe"]),  # a verb whose object is a person
+    ("HAPPY BIRTHDAY NOMVULA", ["NOMVULA"]),
+    ("happy birthday dad!", []),                                  # a cue word is never the name
+    ("we thanked nurse obuya twice", ["obuya"]),                  # a role before the name
+])
+def test_cues_around_names_of_any_origin(names, text, expected):
+    assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Precious Mohammed and I will host.", ["Precious Mohammed"]),  # a listed word in title case before a name
+    ("Thanks go to Ada, Blessing Oyewole and the team.", ["Ada", "Blessing Oyewole"]),
+    ("Yesterday the Minister Ariel Sharon spoke.", ["Ariel Sharon"]),  # a full name keeps its title out
+    ("they called back 4 hrs Late Flightr while I slept", []),        # a misspelt English word is no name
+])
+def test_a_listed_word_in_title_case_joins_the_name_after_it(names, text, expected):
+    assert _names(names, text) == expected

@@ -5,7 +5,8 @@
   the start of a line of dialogue;
 * a signature after a dash that ends the message (``talk soon - zerafet``);
 * the subject of a person's verb (``kowalczyk lives at``, with a listed given name before it: ``angel martin
-  lives``), a list of three or more given names, and two people joined by ``and`` beside a distinctive name.
+  lives``), a list of three or more given names, two people joined by ``and`` beside a distinctive name, and
+  the other one of ``X and I`` or ``me and X``.
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names 
          "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka",
          # verbs whose object is a person: only a word no English list knows or a distinctive listed name follows
          "ask for", "remind", "reminded", "spoke with", "spoke to", "speak with", "speak to", "talk to",
-         "talked to")
+         "talked to", "pick up", "picked up", "drop off", "dropped off", "happy birthday",
+         # a role before the person's name: "nurse pahal", "JUDGE FAN"
+         "nurse", "judge", "coach", "officer", "captain", "sergeant", "detective", "inspector", "agent", "senator",
+         "mayor", "governor", "pastor", "rabbi", "imam", "auntie", "aunty", "grandma", "grandpa")
 _CUE_KEYS = {tuple(c.split()) for c in _CUES}
+_CUE_WORDS = frozenset(c for c in _CUES if " " not in c)  # "happy birthday mom": a cue word is never the name
 _CUE_MAX = max(len(k) for k in _CUE_KEYS)
 # a dash set apart by a space, then one or two words and the end of the message: a sign-off
 _SIGN_DASH = re.compile(r"[\W\d_]*\s(?:-{1,2}|[–—])[ \t]*")
@@ -43,7 +48,7 @@ def _cued(text, toks, lex):
         listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
         if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
             continue
-        if w in _PERSON_VERBS:
+        if w in _PERSON_VERBS or w in _CUE_WORDS:
             continue  # "my kid said": the cue's person is the subject, the verb ("said", a listed name) is none
         if _SIGN_DASH.fullmatch(text, toks[i - 1][1], toks[i][0]) and _SIGN_END.fullmatch(text, e):
             out.add(i)  # a signature after a dash that ends the message: "talk soon - zerafet"
@@ -97,6 +102,19 @@ def _strengthen(text, toks, kinds, lex):
             for k in items:
                 kinds[k] = "first"
         i = j + 1
+    # one of "X and I", "me and X": a person, when a name list knows X (as a given name, or as a surname that is
+    # no frequent word) or no English list does ("shekoni and i are", "ME AND GRACE"); not "coffee and I", nor
+    # after a determiner ("the kids and I")
+    for i in range(n):
+        x = i if i + 2 < n and toks[i + 1][2] == "and" and toks[i + 2][2] in ("i", "me") \
+            and text[toks[i][1]:toks[i + 2][0]].lower() == " and " else \
+            i if i > 1 and toks[i - 2][2] == "me" and toks[i - 1][2] == "and" \
+            and text[toks[i - 2][1]:toks[i][0]].lower() == " and " else None
+        if x is not None and (kinds[x] in ("unknown", "first-common", "last-rare")
+                              or kinds[x] == "last-common" and not lex.common(toks[x][2])) \
+                and not (x and toks[x - 1][2] in _DETERMINERS | {"her"}) \
+                and text[toks[x][0] - 1:toks[x][0]] not in ("@", "#"):
+            kinds[x] = "first" if kinds[x] == "first-common" else "last"
     # two people joined by "and" / "&": beside a distinctive listed name, a word no English list knows or a listed
     # given name that is also a word is a name too ("esna and ilgı", "DAWN AND AMANDA")
     for a in range(n - 1):

@@ -144,6 +144,16 @@ class NameDetector:
                 w = toks[k][2]
                 if not (w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3 or self.lex.common(w)):
                     kinds[k] = "first-common"
+            if kinds[k] in ("first-common", "last-common") and _adjacent(text, toks[k], toks[k + 1]) \
+                    and _title(text, toks[k]) and _title(text, toks[k + 1]) and (
+                    kinds[k + 1] in ("first", "last") or kinds[k + 1] == "unknown" and _proper_mid(text, toks[k])
+                    and not self.lex.is_word(toks[k + 1][2][:-1])) \
+                    and (k + 2 == len(toks) or kinds[k + 2] is None or not _adjacent(text, toks[k + 1], toks[k + 2])) \
+                    and (ordinary := has_ordinary_casing(text) if ordinary is None else ordinary):
+                # "Peace Ibrahim", ", Blessing Olawale": a listed word in title case before a one-word name (a full
+                # name after it has its title: "Minister Ariel Sharon"; nor before a word one letter longer than an
+                # English word: "Late Flightr")
+                kinds[k] = "first"
             if kinds[k] == "first" and kinds[k + 1] is None and _adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
                 if w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3:
@@ -280,6 +290,12 @@ def _proper_mid(text, tok):
     if before.rsplit(None, 1)[-1:] and before.rsplit(None, 1)[-1].casefold() in _DETERMINERS:
         return False  # "the App store", "a Coachella ticket": a determiner does not go before a name
     return bool(before) and before[-1] not in ".!?:;\"'(“‘-–—*#@|/>" and "\n" not in text[len(before):s]
+
+
+def _title(text, tok):
+    """``tok`` is written with one capital and then lower case (``Peace``, not ``PEACE`` or ``peace``)."""
+    word = text[tok[0]:tok[1]]
+    return len(word) > 1 and word[0].isupper() and word[1:].replace("'", "").replace("’", "").islower()
 
 
 def _derived(w, lex):

@@ -25,6 +25,12 @@ def test_conditions_and_symptoms_stay_medical(medical):
                                                                      "bipolar disorder", "asthma"]
 
 
+def test_conditions_filed_outside_wordnets_states_are_medical(medical):
+    # "autism" is a noun.cognition synset and "menorrhagia" a noun.process one, each right under a condition
+    text = "AUTISM RUNS IN THE FAMILY; her menorrhagia improved"
+    assert [text[d.start:d.end] for d in medical.detect(text)] == ["AUTISM", "menorrhagia"]
+
+
 def test_superlatives_and_men_plurals_are_english_words():
     # so the name lists do not read them as unknown (name-like) words
     from dptext.privacy.gazetteers import lexicon

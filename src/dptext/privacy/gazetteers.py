@@ -41,7 +41,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 7
+VERSION = 8
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
@@ -177,7 +177,10 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set]:
         if o not in seen:
             seen.add(o)
             stack.extend(hypo.get(o, ()))
-    seen = {o for o in seen if lex[o] in (_NOUN_STATE, _NOUN_BODY)}
+    kept = {o for o in seen if lex[o] in (_NOUN_STATE, _NOUN_BODY)}
+    # a condition WordNet files elsewhere right under a kept one: "autism" (noun.cognition) under "syndrome",
+    # "menorrhagia" (noun.process)
+    seen = kept | {o for o in seen - kept if any(h in kept for h in hyper.get(o, ()))}
     med, tot = {}, {}
     for line in sense.read_text(encoding="utf-8").splitlines():
         key, off, _num, cnt = line.split()

@@ -38,6 +38,9 @@ from __future__ import annotations
 import functools
 import re
 
+from dptext.privacy import address_world
+from dptext.privacy.address_world import NO_NUMBER, NUMBER_MARK
+
 # USPS street suffixes (Publication 28, Appendix C1), long forms and standard abbreviations. Before each long
 # alternation below, a look-ahead for a letter lets the engine skip it at once where a digit or a space stands
 # (Python's re tries every branch in turn: about 5x faster on long runs of digits)
@@ -67,23 +70,29 @@ MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\
 _STOP = r"(?!(?:the|a|an|in|on|at|of|to|for|and|or|with|my|your|his|her|our|their|is|was|are|by|from|near|now|then|today|tomorrow|yesterday|here|there|please|but|so|if)\b)"
 _W = rf"(?:{_STOP}[^\W\d_][\w'’.-]{{0,30}}|\d{{1,4}}(?:st|nd|rd|th))"
 _UNIT = r"(?:,?\s{1,3}(?:apt\.?|apartment|suite|ste\.?|unit|room|rm\.?|floor|fl\.?|#)\s*#?[a-z0-9-]+)?"
-STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:-\d{{1,6}})?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,4}}(?=[^\W\d_]){_STOP}(?:{_SUFFIXES})\b\.?"
+STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:[-/]\d{{1,6}})?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,4}}(?=[^\W\d_]){_STOP}(?:{_SUFFIXES})\b\.?"
                     + _UNIT, re.IGNORECASE)
-_PARTICLE = r"(?:de|del|della|di|du|des|la|le|los|las|da|do|dos|von|van|der|den|am|an|im|zum|zur)"
+_PARTICLES = ("de", "del", "della", "di", "du", "des", "la", "le", "los", "las", "da", "do", "dos", "von", "van", "der",
+              "den", "am", "an", "im", "zum", "zur")
+_PARTICLE = "(?:" + "|".join(_PARTICLES) + ")"
 _PREFIX = (r"(?:rue|avenue|av\.|boulevard|bd\.?|chemin|allée|place|impasse|quai|venelle|cours|passage|route|via|viale|"
            r"piazza|piazzale|corso|vicolo|borgo|stretto|contrada|lungomare|strada|calle|c/|avenida|avda\.?|plaza|paseo|"
            r"pasadizo|ronda|travesía|carrer|camino|rua|rúa|travessa|largo|alameda|ladeira|ulica|ul\.|aleja|al\.|"
-           r"pl\.|plac|os\.|osiedle|straße|im|am|an\s+der|auf\s+der|za|na)")
+           r"pl\.|plac|os\.|osiedle|straße|im|am|an\s+der|auf\s+der|za|na|"
+           # Romanian, Spanish and Portuguese types: "Intrarea Florica Ardelean", "Callejón Muñoz", "Praça Iara Moura"
+           r"str\.|intrarea|aleea|bulevardul|drumul|calea|splaiul|șoseaua|soseaua|piața|diagonal|diag\.|blv\.|"
+           r"callejón|callejon|viaducto|continuación|retorno|circuito|cerrada|privada|prolongación|periférico|"
+           r"andador|praça|praca|estrada|rodovia|avinguda)")
 _SUFFIX_WORD = (r"(?:\d{1,5}[a-z]?\s{1,3})?[^\W\d_][\w'’-]{1,40}(?:straße|strasse|str\.|weg|platz|gasse|allee|ring|damm|ufer|laan|straat|gracht|"
                 r"plein|kade|steeg|dijk|dyk|hof|singel|vej|gade|gatan|vägen|väg|gränd|veien|gata|utca|tie|katu)")
 # a prefixed street needs its house number, before or after: several prefixes ("am", "place", "route")
 # are everyday English words, and "I am worried about keeping" is no street
 _PREFIXED = rf"(?=[^\W\d_])(?:{_PREFIX})\s{{1,3}}(?:{_PARTICLE}\s{{1,3}}|{_W}\s{{1,3}}){{0,4}}{_W}"
 # a house number after the street, with a flat or a range: "Grottgera 47/83", "Seidel-Allee 5-9", "Via Roma 5b"
-_HOUSE = r"\d{1,5}[a-z]?(?:[/-]\d{1,4}[a-z]?)?\b"
+_HOUSE = rf"(?:{NUMBER_MARK}\d{{1,5}}[a-z]?(?:[/-]\d{{1,4}}[a-z]?)?\b|{NO_NUMBER})"
 CONTINENTAL = re.compile(
     rf"(?<![\w-])\d{{1,5}}[a-z]?,?\s{{1,3}}(?![ap]\.?m\b){_PREFIXED}"  # "3 am due" is a time
-    rf"|(?<![\w-]){_PREFIXED},?\s{{1,3}}{_HOUSE}"
+    rf"|(?<![\w-]){_PREFIXED},?\s{{1,3}}{_HOUSE}(?:[ \t]\d{{1,5}}(?![\w/-]))?"  # "Viaducto Pineda 302 167"
     rf"|(?<![\w-]){_SUFFIX_WORD}\s{{0,3}}{_HOUSE}"
     # the house number before a street word of a long Nordic, Dutch or German ending: "1340 Grev Moltkevej"
     rf"|(?<![\w-])\d{{1,5}}[a-z]?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,2}}[^\W\d_][\w'’-]{{1,40}}"
@@ -98,9 +107,9 @@ CITY_STATE_ZIP = re.compile(rf"(?<![\w'’.-])(?:{_W}\s{{1,3}}){{0,2}}{_W},?\s{{
 # the two letters of a Dutch postcode ("1234 AB", "1614 DO") are never an English two-letter word in lower case:
 # "flight 4146 to denver"
 _NOT_WORD2 = r"(?!(?-i:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b)"
-_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{5}-\d{3}|\d{8}|\d{3}\s\d{2}|\d{4,5})(?:\s?" + _NOT_WORD2 + r"[A-Z]{2}(?![\w-]))?"
+_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{4,5}-\d{3}|\d{8}|\d{3}\s\d{2}|\d{4,5})(?:\s?" + _NOT_WORD2 + r"[A-Z]{2}(?![\w-]))?"
 _PLACE = rf"{_STOP}[^\W\d_][\w'’.-]{{1,30}}"
-POSTCODE_CITY = re.compile(rf"(?<![\w-]){_POSTCODE}\s{{1,3}}{_PLACE}(?:\s{{1,3}}{_PLACE}){{0,2}}"
+POSTCODE_CITY = re.compile(rf"(?<![\w-]){_POSTCODE}\s{{1,3}}{_PLACE}(?:\s{{1,3}}(?:{_PARTICLE}\s{{1,3}}){{0,2}}{_PLACE}){{0,2}}"
                            r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b)?", re.IGNORECASE)
 # alone, a postcode needs a shape a year or a count does not have: 5 digits, a separator or letters
 BARE_POSTCODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,2}-\d{4,5}|\d{2}-\d{3}|\d{5}-\d{3}|\d{3}\s\d{2}|\d{5}|"
@@ -109,7 +118,8 @@ BARE_POSTCODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,2}-\d{4,5}|\d{2}-\d{3}|\d{5}
 # (a leading number is a house or building number: "443 Prenzlauer Allee 20"; "Recanto Rodrigues, 72,": the
 # number between commas)
 STREET_LIKE = re.compile(rf"(?<![\w-])(?:(?!(?:19|20)\d\d\b)\d{{1,5}}[a-z]?[ \t]{{1,3}})?(?:{_W}[ \t]{{1,3}}){{0,3}}{_W}"
-                         rf"(?:[ \t]{{1,3}}(?!(?:19\d|20[0-3])\d\b)\d{{1,5}}[a-z]?\.?(?![\w/-])|,[ \t]{{1,3}}\d{{1,5}}[a-z]?(?=,|\s*$))",
+                         rf"(?:[ \t]{{1,3}}{NUMBER_MARK}(?!(?:19\d|20[0-3])\d\b)\d{{1,5}}[a-z]?(?:/\d{{1,4}}[a-z]?)?\.?(?![\w/-])"
+                         rf"|,[ \t]{{1,3}}(?:\d{{1,5}}[a-z]?|{NO_NUMBER})(?=,|\s*$))",
                          re.IGNORECASE | re.MULTILINE)
 # a street type written as its own word after the name, in languages where it follows: "Tycho Jessens Vej",
 # "Gosposka ulica 58", "Berings gate 210"; a house number before or after it is required
@@ -120,14 +130,14 @@ STREET_AFTER = re.compile(rf"(?<![\w-])\d{{1,5}}[a-z]?\s{{1,3}}(?:{_W}\s{{1,3}})
                           rf"|(?<![\w-])(?:{_W}\s{{1,3}}){{1,3}}(?=[^\W\d_]){_AFTER}\s{{1,3}}\d{{1,5}}[a-z]?\b", re.IGNORECASE)
 # a short postal code after a town and a comma ("Selfoss,  802", "Cebbala, 43 9122", "Larnaka, LA 6012")
 # ("NO 9700", "la 6031": a region in any casing, even one that is a stop word; "43 9122": Tunisian)
-TOWN_CODE = re.compile(r"(?<=,)[ \t]{1,3}(?:[A-Za-z]{2}[ \t]{1,3})?(?!(?:19|20)\d\d\b)(?:\d{2} \d{4}|\d{3,5}(?:[ -]\d{2,4})?)"
+TOWN_CODE = re.compile(r"(?<=,)[ \t]{1,3}(?:[A-Za-z]{2,5}[ \t]{1,3})?(?!(?:19|20)\d\d\b)(?:\d{2} \d{4}|\d{3,5}(?:[ -]\d{2,4})?)"
                        r"(?![\w/-])")
 # Canadian postal codes: "T2V 2W2"
 CA_POSTCODE = re.compile(r"(?<![\w-])[A-Z]\d[A-Z]\s?\d[A-Z]\d(?![\w-])", re.IGNORECASE)
 REGION_ZIP = re.compile(r"(?<![\w-])[A-Z]{2}\s{1,3}\d{4,5}(?![\w-])")
 BARE_UNIT = re.compile(r"\b(?:flat|apt\.?|apartment|unit|suite|studio)\s*#?\d{1,5}[a-z]?\b", re.IGNORECASE)
 # one comma- or line-separated segment before an address tail: a town, a street name, a unit
-_BACK = re.compile(r"(?:(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?|\d{1,5}[a-z]?|"
+_BACK = re.compile(r"(?:(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?|\d{1,5}[a-z]?(?:/\d{1,5})?|"
                    rf"(?:{_W}\s{{1,3}}){{0,3}}{_W})\s*[,\n]\s*$", re.IGNORECASE)
 _UNIT_LEAD = re.compile(r"(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?,?\s{1,3}$", re.IGNORECASE)
 _GAP = re.compile(r"[\s,>]*(?:[^\W\d_][\w'’.-]*[\s,>]+){0,4}", re.IGNORECASE)  # ">": a quoted e-mail's lines
@@ -146,7 +156,8 @@ def _clause_words(m):
 
 
 def _letters(s):
-    return [w.casefold() for w in re.findall(r"[^\W\d_]+", s)]
+    """The words of ``s``; a house number's letter ("2a") is none."""
+    return [w.casefold() for w in re.findall(r"(?<!\d)[^\W\d_]+", s)]
 
 
 def _drop_stop_tail(text, m, stop):
@@ -156,6 +167,10 @@ def _drop_stop_tail(text, m, stop):
     region = re.search(r"(?:\s\([A-Z]{2}\)|\s/\s[A-Z]{2})$", m.group(0), re.IGNORECASE)
     if region:
         return m.start(), m.end(), "postcode"
+    low = [m.group(0)[a:b].casefold() for a, b in words]
+    # the town ends before a stop word that is no particle of a place name: "4000-123 Porto last year"
+    cut = next((i for i in range(2, len(words)) if low[i] in stop and low[i] not in _PARTICLES), len(words))
+    del words[cut:]
     while len(words) > 1 and m.group(0)[words[-1][0]:words[-1][1]].casefold() in stop:
         words.pop()
     return (m.start(), m.start() + words[-1][1], "postcode") if len(words) > 1 else None
@@ -163,10 +178,12 @@ def _drop_stop_tail(text, m, stop):
 
 # words that announce an address: after them a lone weak anchor ("Roheline 43", "Vale Verde, 94,") is one
 _CUE = re.compile(r"(?:\b(?:lives?|living|lived|resides?|residing|located|ship|shipped|deliver|delivered)\s+(?:at|to|in)|\baddress(?:\s+is)?\s*[:-]?|\bmy\s+address\s+is)\s*$", re.IGNORECASE)
-_NUMBER_LEAD = re.compile(r"(?<![\w,.-])\d{1,5}[a-z]?\s{1,3}$", re.IGNORECASE)  # "1340 Grev Moltkevej": the house number
-# after an address, a comma and a town, with a region in brackets or after a slash: ", Tessello (FC)", ", Duarte / GO"
-_TOWN = re.compile(r",\s{1,3}((?:['’]?[^\W\d_][\w'’.-]*\s{1,3}){0,2}['’]?[^\W\d_][\w'’.-]*)"
-                   r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b)?", re.IGNORECASE)
+# the house number, maybe after a flat and a slash: "1340 Grev Moltkevej", "5/2 Rich Reach"
+_NUMBER_LEAD = re.compile(r"(?<![\w,./-])(?:\d{1,5}/)?\d{1,5}[a-z]?\s{1,3}$", re.IGNORECASE)
+# after an address, a comma and a town of up to four words, with a region in brackets or after a slash, or a code:
+# ", Tessello (FC)", ", Duarte / GO", ", Corrientes 3400", ", Imphal-576707"
+_TOWN = re.compile(r",\s{1,3}((?:['’]?[^\W\d_][\w'’.-]*\s{1,3}){0,3}['’]?[^\W\d_][\w'’.]*(?:-[^\W\d_][\w'’.]*)*)"
+                   r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b|(?:[ \t]|-)\d{4,6}(?![\w/-]))?", re.IGNORECASE)
 
 
 # the lines of an address block after its street: the rest of its line (no digit), up to two short lines (a
@@ -257,8 +274,10 @@ def find(text: str):
                       ("tail", CITY_STATE_ZIP), ("strong", MILITARY), ("strong", STREET_AFTER),
                       ("tail", CA_POSTCODE)):
         strong.extend((m.start(), m.end(), kind) for m in pat.finditer(text) if pat is not STREET or not _clause_words(m))
+    world = list(address_world.anchors(text, _common_words()))
+    strong += [a for a in world if a[2] in ("strong", "tail")]
     stop = _stop_words()
-    weak = [w for m in POSTCODE_CITY.finditer(text)
+    weak = [a for a in world if a[2] not in ("strong", "tail")] + [w for m in POSTCODE_CITY.finditer(text)
             if not re.match(r"(?:19|20)\d\d\s", m.group(0))  # "2020 report" is no place
             and (not _WORD_LETTERS.match(m.group(0)) or not m.group(0).isupper() or _between_commas(text, m, town=True))
             for w in [_drop_stop_tail(text, m, stop)] if w]

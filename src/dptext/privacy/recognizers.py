@@ -89,11 +89,12 @@ PHONE = re.compile(
     r"(?:\(\d{1,5}\)" + _SEP + r"?|\d{1,4}" + _SEP + r")"  # (09403) 79693: a German area code has up to 5 digits
     r"\d{2,7}(?:" + _SEP + r"?\d{2,4}){0,3}"
     r"(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?" + _END +
-    r"|(?<![\w+/.-])\+?\d{10,12}(?:\s?x\d{1,6})?" + _END, re.IGNORECASE)
+    r"|(?<![\w+/.-])\+?\d{10,12}(?:\s?x\d{1,6})?" + _END
+    + r"|(?<![\w/.-])\(\+\d{1,3}\)\s?\d{6,12}" + _END, re.IGNORECASE)  # "(+358) 521935231"
 CUED_PHONE = re.compile(r"(?<![\w+/.-])\+?\(?\d[\d()]*(?:[ .-]\(?\d[\d()]*){1,5}" + _END)
 LOCAL_PHONE = re.compile(r"\d{3}[.-]\d{4}")
-# national numbers with a trunk 0: 07700 900123, 016977 0062, 08652 41 94 73 (9 to 12 digits, checked below)
-NATIONAL_PHONE = re.compile(r"(?<![\w+/.-])0\d{2,5}(?:[ -]?\d{2,4}){1,4}" + _END)
+# national numbers with a trunk 0: 07700 900123, 016977 0062, 08652 41 94 73 (9 to 13 digits, checked below)
+NATIONAL_PHONE = re.compile(r"(?<![\w+/.-])0\d{2,5}(?:[ -]?\d{2,5}){1,4}" + _END)  # "07688 10321 312" (Austria)
 ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
 IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)")
@@ -182,7 +183,7 @@ def _phones(text):
         if 7 <= len(_digits(m.group(0))) <= 15 and _phone_cue(text, m.start(), m.end()):
             yield m.start(), m.end()
     for m in NATIONAL_PHONE.finditer(text):
-        if 9 <= len(_digits(m.group(0))) <= 12 and not ISO_DATE.fullmatch(m.group(0)):
+        if 9 <= len(_digits(m.group(0))) <= 13 and not ISO_DATE.fullmatch(m.group(0)):
             yield m.start(), m.end()
 
 

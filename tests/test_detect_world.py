@@ -1,0 +1,43 @@
+"""Address and phone formats of more countries, on sentences written for these tests: each case names the form
+a rule covers, and the last cases what stays out."""
+
+import pytest
+
+from dptext.privacy.recognizers import recognize
+
+
+def _found(text, label):
+    return sorted({text[d.start:d.end] for d in recognize(text, (label,))})
+
+
+@pytest.mark.parametrize("text,address", [
+    ("please post it to H.No. 12, Gandhi Road, Pune 411001 today", "H.No. 12, Gandhi Road, Pune 411001"),  # India
+    ("send it to 88/4, Shanti Nagar, Kota-324005 soon", "88/4, Shanti Nagar, Kota-324005"),
+    ("the office is Calle 14 N° 302, Mendoza 5500, Mendoza", "Calle 14 N° 302, Mendoza 5500, Mendoza"),  # N° mark
+    ("deliver to 7/21 Hollis Parade, Glenelg, SA, 5045 please", "7/21 Hollis Parade, Glenelg, SA, 5045"),  # Australia
+    ("WRITE TO STRADA MORILOR NR. 9 BL. 4 AP. 12, BRASOV, 500123", "STRADA MORILOR NR. 9 BL. 4 AP. 12, BRASOV, 500123"),
+    ("our flat: bulevardul unirii, cluj, 400112", "bulevardul unirii, cluj, 400112"),  # a town and a code after it
+    ("post to 14 Quay Street F26 X2Y3 Ballina now", "14 Quay Street F26 X2Y3"),  # an Eircode after the street
+    ("she moved to Rua do Sol 12, 4000-123 Porto last year", "Rua do Sol 12, 4000-123 Porto"),  # Portugal
+    ("deliver to Ilica 5a, 10000 Zagreb by noon", "Ilica 5a, 10000 Zagreb"),  # a house number's letter is no word
+    ("Marktplatz 3, 4020 Linz an der Donau", "Marktplatz 3, 4020 Linz an der Donau"),  # particles in a town
+    ("Privada Robles 18 4, Tepic, NAY 63000", "Privada Robles 18 4, Tepic, NAY 63000"),  # two numbers, a region
+])
+def test_addresses_of_more_countries(text, address):
+    assert address in _found(text, "ADDRESS")
+
+
+@pytest.mark.parametrize("text", [
+    "thanks, order 552341 is on its way",     # a frequent word before six digits is no town
+    "Ikeja 250000 fans cheered",              # without a comma before it, a town and code need a street beside them
+])
+def test_six_digit_numbers_alone_are_no_address(text):
+    assert _found(text, "ADDRESS") == []
+
+
+def test_a_country_code_in_brackets_opens_a_phone_number():
+    assert _found("reach me on (+358) 401234567 after six", "PHONE") == ["(+358) 401234567"]
+
+
+def test_a_national_number_may_hold_a_group_of_five_digits():
+    assert _found("Tel. bitte 04242 56810 177 anrufen", "PHONE") == ["04242 56810 177"]

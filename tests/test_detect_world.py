@@ -41,3 +41,16 @@ def test_a_country_code_in_brackets_opens_a_phone_number():
 
 def test_a_national_number_may_hold_a_group_of_five_digits():
     assert _found("Tel. bitte 04242 56810 177 anrufen", "PHONE") == ["04242 56810 177"]
+
+
+@pytest.mark.parametrize("text,plate", [
+    ("they towed the car KX12 ABD this morning", "KX12 ABD"),      # a plate after the vehicle, up to the verb
+    ("van reg: zh-431 220, white", "zh-431 220"),
+])
+def test_a_registration_plate_after_its_vehicle_is_an_id(text, plate):
+    assert plate in _found(text, "ID")
+
+
+@pytest.mark.parametrize("text", ["the car 2 days ago was fine", "my car in 2019 broke down"])
+def test_english_words_after_a_vehicle_are_no_plate(text):
+    assert _found(text, "ID") == []

@@ -106,6 +106,11 @@ KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s{{0,3}}(?:no\.?|number|num\.?|#
 # a hashtag ("#Coachella2015") is a public topic tag, not an identifier; a handle ("@jsmith42") stays one
 CODE_ID = re.compile(r"(?<![\w#-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])[A-Z0-9]{2,40}(?:-[A-Z0-9]{1,20}){0,6}"
                      r"(?![\w-])", re.IGNORECASE)
+# a registration plate after the vehicle it is on: "the car 3YBK 07", "reg: LU-250 769", "van vyw 63ey"
+PLATE = re.compile(r"\b(?:car|cars|vehicle|van|truck|lorry|motorbike|plate|plates|reg|registration|rego)\b\.?"
+                   r"\s{0,3}(?:(?:no\.?|number|#)\s{0,3})?:?\s{0,3}"
+                   r"(?P<value>(?=[A-Z0-9 -]{0,12}\d)(?=[A-Z0-9 -]{0,12}[A-Z])[A-Z0-9]{1,5}(?:[ -][A-Z0-9]{1,5}){0,2})"
+                   r"(?![\w-])", re.IGNORECASE)
 DIGIT_GROUPS = re.compile(r"(?<![\w/.-])\d{2,}(?:[-/]\d{2,}){1,4}(?![\w/-])")
 DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")
 IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)")
@@ -200,6 +205,10 @@ def _ibans(text):
             yield m.start(), m.end()
 
 
+def _stop():
+    return addresses._stop_words()
+
+
 def _ids(text):
     for m in SSN.finditer(text):
         yield m.start(), m.end()
@@ -209,6 +218,17 @@ def _ids(text):
         g = m.group(0)
         if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3):  # "covid19" stays a word
             yield m.start(), m.end()
+    common = addresses._common_words()
+    for m in PLATE.finditer(text):
+        groups = list(re.finditer(r"[A-Za-z0-9]+", m.group("value")))
+        while groups and groups[-1].group().isalpha() and (common(groups[-1].group().casefold())
+                                                           or groups[-1].group().casefold() in _stop()):
+            groups.pop()  # "the car 3YBK 07 was parked": the plate ends before the verb
+        value = m.group("value")[:groups[-1].end()] if groups else ""
+        # letters and digits, and no English word inside: not "the car 2 days ago", "a car in 2019"
+        if re.search(r"\d", value) and re.search(r"[^\W\d_]", value) and not any(
+                w.isalpha() and (common(w.casefold()) or w.casefold() in _stop()) for w in re.findall(r"[A-Za-z0-9]+", value)):
+            yield m.start("value"), m.start("value") + len(value)
     for m in DIGIT_RUN.finditer(text):
         yield m.start(), m.end()
     for m in DIGIT_GROUPS.finditer(text):  # 86-09/96, 12/345/678: 6+ digits in groups, not a date

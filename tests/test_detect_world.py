@@ -54,3 +54,17 @@ def test_a_registration_plate_after_its_vehicle_is_an_id(text, plate):
 @pytest.mark.parametrize("text", ["the car 2 days ago was fine", "my car in 2019 broke down"])
 def test_english_words_after_a_vehicle_are_no_plate(text):
     assert _found(text, "ID") == []
+
+
+@pytest.mark.parametrize("text,date", [
+    ("the card expires 08-Jun-1959, sadly", "08-Jun-1959"),      # a date, not a code
+    ("born the eighth of june in leeds", "eighth of june"),      # ordinals in words
+    ("DUE MARCH THE TWENTY-FIRST", "MARCH THE TWENTY-FIRST"),
+])
+def test_written_forms_of_dates(text, date):
+    assert _found(text, "DATE") == [date]
+
+
+@pytest.mark.parametrize("text", ["the first may be late", "born in spring 1959, she"])
+def test_an_ordinal_before_may_and_an_english_word_before_a_year_are_no_date_or_street(text):
+    assert _found(text, "ADDRESS") == [] and "first may" not in _found(text, "DATE")

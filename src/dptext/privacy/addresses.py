@@ -155,6 +155,13 @@ def _clause_words(m):
     return any(w.casefold() in _CLAUSE and not (w[:1].isupper() and not w.isupper() and len(w) > 1) for w in inner)
 
 
+def _english(m):
+    """A continental street match made of frequent English words only: "spring 1959", "bring 2" (the German
+    street endings "-ring", "-weg" end English words too)."""
+    common, stop = _common_words(), _stop_words()
+    return all(common(w) or w in stop for w in _letters(m.group(0)))
+
+
 def _letters(s):
     """The words of ``s``; a house number's letter ("2a") is none."""
     return [w.casefold() for w in re.findall(r"(?<!\d)[^\W\d_]+", s)]
@@ -273,7 +280,8 @@ def find(text: str):
     for kind, pat in (("strong", STREET), ("strong", CONTINENTAL), ("strong", PO_BOX), ("tail", UK_POSTCODE),
                       ("tail", CITY_STATE_ZIP), ("strong", MILITARY), ("strong", STREET_AFTER),
                       ("tail", CA_POSTCODE)):
-        strong.extend((m.start(), m.end(), kind) for m in pat.finditer(text) if pat is not STREET or not _clause_words(m))
+        strong.extend((m.start(), m.end(), kind) for m in pat.finditer(text)
+                      if not (pat is STREET and _clause_words(m) or pat is CONTINENTAL and _english(m)))
     world = list(address_world.anchors(text, _common_words()))
     strong += [a for a in world if a[2] in ("strong", "tail")]
     stop = _stop_words()

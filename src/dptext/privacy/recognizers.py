@@ -117,11 +117,16 @@ IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[
 
 _MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
            r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+_ORDINAL = (r"(?:(?:twenty|thirty)[- ])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|tenth|eleventh|"
+            r"twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth")
+_ORDINAL = rf"(?:{_ORDINAL})"  # "the eighth of june", "March the twenty-first"
 DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2})"
                   r"(?![\w/-])"
                   rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
                   rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?:,?\s+\d{{4}})?\b"
-                  rf"|\b{_MONTHS}\s+\d{{4}}\b", re.IGNORECASE)
+                  rf"|\b{_MONTHS}\s+\d{{4}}\b"
+                  rf"|(?<![\w/.-])\d{{1,2}}[-/.]{_MONTHS}[-/.](?:\d{{4}}|\d{{2}})(?![\w/-])"  # 08-Jun-1959
+                  rf"|\b{_ORDINAL}\s+of\s+{_MONTHS}(?!\w)|\b{_MONTHS}\s+(?:the\s+)?{_ORDINAL}\b", re.IGNORECASE)
 
 
 # times of day, labelled DATE (a time next to a date pins an event down further): 12:10, 10:30 pm, 7 a.m., noon
@@ -216,7 +221,8 @@ def _ids(text):
         yield m.start("value"), m.end("value")
     for m in CODE_ID.finditer(text):
         g = m.group(0)
-        if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3):  # "covid19" stays a word
+        if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3) and not DATE.fullmatch(g):
+            # "covid19" stays a word, "08-Jun-1959" a date
             yield m.start(), m.end()
     common = addresses._common_words()
     for m in PLATE.finditer(text):

@@ -74,3 +74,13 @@ def test_a_list_of_small_numbers_is_no_phone(text, expected):
     from dptext.privacy.recognizers import recognize
 
     assert sorted({text[d.start:d.end] for d in recognize(text, ("PHONE",))}) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Dispatch to Weibelstrasse 38, 7586 Nyon; phone 052 597 55 22.", ["Weibelstrasse 38, 7586 Nyon"]),
+    ("the car KF 87960 was parked outside", []),
+])
+def test_a_phone_or_vehicle_word_opens_no_street(text, expected):
+    from dptext.privacy.addresses import find
+
+    assert [text[a:b] for a, b in find(text)] == expected

@@ -162,6 +162,12 @@ def _english(m):
     return all(common(w) or w in stop for w in _letters(m.group(0)))
 
 
+# words before a number that make it a phone, a vehicle's plate or a ticket's, never a street: "phone 052 597 55 22"
+# (a street-like "phone 052" beside a code-like "597 55"), "car KF 87960"
+_NOT_STREET = frozenset("phone tel telephone mobile cell fax call text car van truck reg plate card account order "
+                        "invoice ticket".split())
+
+
 def _letters(s):
     """The words of ``s``; a house number's letter ("2a") is none."""
     return [w.casefold() for w in re.findall(r"(?<!\d)[^\W\d_]+", s)]
@@ -294,6 +300,7 @@ def find(text: str):
         weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)  # "2020 we", "IN 1090"; after a comma
                  if (not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE
                      or pat is BARE_POSTCODE and _between_commas(text, m))
+                 and not (pat is STREET_LIKE and _letters(m.group(0))[:1] and _letters(m.group(0))[0] in _NOT_STREET)
                  and not _FLIGHT.search(text, max(0, m.start() - 12), m.start() + 7)]
     groups: list[list] = []
     for s, e, kind in sorted(strong + weak):

@@ -68,3 +68,24 @@ def test_written_forms_of_dates(text, date):
 @pytest.mark.parametrize("text", ["the first may be late", "born in spring 1959, she"])
 def test_an_ordinal_before_may_and_an_english_word_before_a_year_are_no_date_or_street(text):
     assert _found(text, "ADDRESS") == [] and "first may" not in _found(text, "DATE")
+
+
+@pytest.mark.parametrize("text,address", [
+    ("ship it to Lindenweg 4, 1958 Obermarkt please", "Lindenweg 4, 1958 Obermarkt"),  # a year-like code after a comma
+    ("deliver to Level 3 12 Acacia Tollway, Manly, NSW, 2095", "Level 3 12 Acacia Tollway, Manly, NSW, 2095"),
+])
+def test_codes_that_look_like_years_and_levels_before_the_house(text, address):
+    assert address in _found(text, "ADDRESS")
+
+
+@pytest.mark.parametrize("text,phone", [
+    ("call (06)31/482-7715 today", "(06)31/482-7715"),     # an area code before a slash
+    ("ring 1 (415) 555-0139 now", "1 (415) 555-0139"),     # a leading 1 before the bracketed area code
+])
+def test_more_phone_layouts(text, phone):
+    assert _found(text, "PHONE") == [phone]
+
+
+@pytest.mark.parametrize("text", ["In 2020, 2020 report was late", "we scored 27/165 runs"])
+def test_years_and_scores_stay_out(text):
+    assert _found(text, "ADDRESS") == [] and _found(text, "PHONE") == []

@@ -75,7 +75,7 @@ STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:[-/]\d{{1,6}})?\s{{1,3}}(?:{_
 _PARTICLES = ("de", "del", "della", "di", "du", "des", "la", "le", "los", "las", "da", "do", "dos", "von", "van", "der",
               "den", "am", "an", "im", "zum", "zur")
 _PARTICLE = "(?:" + "|".join(_PARTICLES) + ")"
-_PREFIX = (r"(?:rue|avenue|av\.|boulevard|bd\.?|chemin|allée|place|impasse|quai|venelle|cours|passage|route|via|viale|"
+_PREFIX = (r"(?:rue|avenue|av\.?|boulevard|bd\.?|chemin|allée|place|impasse|quai|venelle|cours|passage|route|via|viale|"
            r"piazza|piazzale|corso|vicolo|borgo|stretto|contrada|lungomare|strada|calle|c/|avenida|avda\.?|plaza|paseo|"
            r"pasadizo|ronda|travesía|carrer|camino|rua|rúa|travessa|largo|alameda|ladeira|ulica|ul\.|aleja|al\.|"
            r"pl\.|plac|os\.|osiedle|straße|im|am|an\s+der|auf\s+der|za|na|"
@@ -139,7 +139,7 @@ BARE_UNIT = re.compile(r"\b(?:flat|apt\.?|apartment|unit|suite|studio)\s*#?\d{1,
 # one comma- or line-separated segment before an address tail: a town, a street name, a unit
 _BACK = re.compile(r"(?:(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?|\d{1,5}[a-z]?(?:/\d{1,5})?|"
                    rf"(?:{_W}\s{{1,3}}){{0,3}}{_W})\s*[,\n]\s*$", re.IGNORECASE)
-_UNIT_LEAD = re.compile(r"(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?,?\s{1,3}$", re.IGNORECASE)
+_UNIT_LEAD = re.compile(r"(?:flat|apt\.?|apartment|unit|suite|studio|level)\s*\d{1,5}[a-z]?,?\s{1,3}$", re.IGNORECASE)
 _GAP = re.compile(r"[\s,>]*(?:[^\W\d_][\w'’.-]*[\s,>]+){0,4}", re.IGNORECASE)  # ">": a quoted e-mail's lines
 
 
@@ -271,6 +271,14 @@ _FLIGHT = re.compile(r"(?i)\b(?:flight|flt)\.?\s{1,3}(?:[a-z]{2}\s?)?\d")
 _WORD_LETTERS = re.compile(r"\d{4}\s?(?i:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b")
 
 
+def _year_like_code(text, m):
+    """A code that reads as a year is a postcode after a comma and before a town no English list knows:
+    ", 1968 Schrattenthal"; not "2020 report" nor ", 2021 edition"."""
+    common = _common_words()
+    return text[:m.start()].rstrip(" \t").endswith(",") and not any(
+        common(w) or w in _stop_words() for w in _letters(m.group(0)))
+
+
 def _between_commas(text, m, town=False):
     """A postcode set between commas or line ends (", 4006 AS, WERKHOVEN", ", ZH 3284 AS"): its letters are no
     English word there, while "FLIGHT 4146 TO DENVER" stays a flight. With ``town``, the town follows the code
@@ -292,7 +300,7 @@ def find(text: str):
     strong += [a for a in world if a[2] in ("strong", "tail")]
     stop = _stop_words()
     weak = [a for a in world if a[2] not in ("strong", "tail")] + [w for m in POSTCODE_CITY.finditer(text)
-            if not re.match(r"(?:19|20)\d\d\s", m.group(0))  # "2020 report" is no place
+            if (not re.match(r"(?:19|20)\d\d\s", m.group(0)) or _year_like_code(text, m))
             and (not _WORD_LETTERS.match(m.group(0)) or not m.group(0).isupper() or _between_commas(text, m, town=True))
             for w in [_drop_stop_tail(text, m, stop)] if w]
     for kind, pat in (("postcode", BARE_POSTCODE), ("postcode", REGION_ZIP), ("unit", BARE_UNIT),
@@ -320,4 +328,6 @@ def find(text: str):
                 break
             s = m.start()
         lead = _UNIT_LEAD.search(text, max(0, s - 20), s) or _NUMBER_LEAD.search(text, max(0, s - 8), s)
-        yield (lead.start() if lead else s), _forward(text, e, stop)
+        s = lead.start() if lead else s
+        unit = _UNIT_LEAD.search(text, max(0, s - 20), s) if lead else None  # "Level 9 2 Sanders Tollway"
+        yield (unit.start() if unit else s), _forward(text, e, stop)

@@ -85,12 +85,14 @@ _SEP = r"[ .\-]"
 # a number ends at a space, a sentence stop or a dash before a word ("6301-Office"), not inside a longer token
 _END = r"(?![\w/]|[.-]\d|-[^\W\d_]{0,2}\d)"
 PHONE = re.compile(
-    r"(?<![\w+/.-])(?:(?:\+|00)\d{1,3}(?:\s?\(0\))?" + _SEP + r"?|001-|1-)?"  # +33 (0)5 …: the trunk zero in brackets
+    r"(?<![\w+/.-])(?:(?:\+|00)\d{1,3}(?:\s?\(0\))?" + _SEP + r"?|001-|1-|1 (?=\())?"  # +33 (0)5 …: the trunk zero in brackets
     r"(?:\(\d{1,5}\)" + _SEP + r"?|\d{1,4}" + _SEP + r")"  # (09403) 79693: a German area code has up to 5 digits
     r"\d{2,7}(?:" + _SEP + r"?\d{2,4}){0,3}"
     r"(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?" + _END +
     r"|(?<![\w+/.-])\+?\d{10,12}(?:\s?x\d{1,6})?" + _END
-    + r"|(?<![\w/.-])\(\+\d{1,3}\)\s?\d{6,12}" + _END, re.IGNORECASE)  # "(+358) 521935231"
+    + r"|(?<![\w/.-])\(\+\d{1,3}\)\s?\d{6,12}" + _END  # "(+358) 521935231"
+    # an area code before a slash (Hungary, Austria): "(06)28/893-2377", "(35)/152-3395", "27/165 0763"
+    + r"|(?<![\w/.-])(?:\(\d{2}\)\d{0,2}|\d{2})/\s?\d{3}[ -]?\d{4}" + _END, re.IGNORECASE)
 CUED_PHONE = re.compile(r"(?<![\w+/.-])\+?\(?\d[\d()]*(?:[ .-]\(?\d[\d()]*){1,5}" + _END)
 LOCAL_PHONE = re.compile(r"\d{3}[.-]\d{4}")
 # national numbers with a trunk 0: 07700 900123, 016977 0062, 08652 41 94 73 (9 to 13 digits, checked below)

@@ -90,3 +90,26 @@ def test_more_phone_layouts(text, phone):
                                   "as on page 5, 2021 report says"])  # a year, not a code, before an English word
 def test_years_and_scores_stay_out(text):
     assert _found(text, "ADDRESS") == [] and _found(text, "PHONE") == []
+
+
+def test_a_street_word_that_is_an_english_stop_word_keeps_its_street():
+    # Croatian "put" (road) is an English stop word; "about 5" still is no street
+    assert "Gornji put 4a, 21000 Split" in _found("post it to Gornji put 4a, 21000 Split today", "ADDRESS")
+    assert _found("we waited about 5, 21000 people left", "ADDRESS") == []
+    assert _found("the word abacus dates before 1387 AD", "ADDRESS") == []
+
+
+def test_reaching_someone_at_a_number_cues_a_phone():
+    assert _found("you can reach the office at 9432 7725 today", "PHONE") == ["9432 7725"]
+    assert _found("we reached the summit at 8848 m", "PHONE") == []
+
+
+def test_australian_street_types():
+    assert "14 MARINE ESPLANADE, BRIGHTON 3186" in _found("POST TO 14 MARINE ESPLANADE, BRIGHTON 3186 BY FRIDAY", "ADDRESS")
+
+
+def test_a_role_that_is_a_given_name_joins_the_name():
+    from dptext.privacy.names import NameDetector
+
+    text = "the letter from pastor zubiri arrived"  # Pastor is a Spanish given name, and a role
+    assert [text[d.start:d.end] for d in NameDetector().detect(text)] == ["pastor zubiri"]

@@ -41,7 +41,8 @@ import re
 from dptext.privacy import address_world
 from dptext.privacy.address_world import NO_NUMBER, NUMBER_MARK
 
-# USPS street suffixes (Publication 28, Appendix C1), long forms and standard abbreviations. Before each long
+# USPS street suffixes (Publication 28, Appendix C1), long forms and standard abbreviations, and some Australian
+# and New Zealand ones. Before each long
 # alternation below, a look-ahead for a letter lets the engine skip it at once where a digit or a space stands
 # (Python's re tries every branch in turn: about 5x faster on long runs of digits)
 _SUFFIXES = (
@@ -63,7 +64,10 @@ _SUFFIXES = (
     "Squares|Station|Sta|Stravenue|Stra|Stream|Strm|Street|St|Streets|Summit|Smt|Terrace|Ter|Throughway|Trwy|"
     "Trace|Trce|Track|Trak|Trafficway|Trfy|Trail|Trl|Trailer|Trlr|Tunnel|Tunl|Turnpike|Tpke|Underpass|Upas|Union|"
     "Un|Unions|Valley|Vly|Valleys|Via|Viaduct|Via|View|Vw|Views|Village|Vlg|Villages|Ville|Vl|Vista|Vis|Walk|"
-    "Walks|Wall|Way|Ways|Well|Wl|Wells")
+    "Walks|Wall|Way|Ways|Well|Wl|Wells|"
+    # Australian and New Zealand street types (AS/NZS 4819) that are not everyday words after a number
+    "Esplanade|Esp|Parade|Pde|Promenade|Quay|Wharf|Wynd|Brae|Glade|Grange|Laneway|Pathway|Walkway|Riverway|"
+    "Boardwalk|Concourse|Crossway|Ridgeway|Circuit|Cct|Amble|Tollway")
 MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\s+Box\s+\d{4}|PSC\s+\d{4},\s+Box\s+\d{4})"
                       r"(?:,?\s+[AFD]PO\s+A[AEP]\s+\d{5})?|\b[AFD]PO\s+A[AEP]\s+\d{5}")
 
@@ -307,6 +311,10 @@ def find(text: str):
                       ("street", STREET_LIKE), ("postcode", TOWN_CODE)):
         weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)  # "2020 we", "IN 1090"; after a comma
                  if (not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE
+                     # a house number with a letter or a flat after a stop word: "Klesarski put 9b" (put: road),
+                     # not "dates before 1387"
+                     or pat is STREET_LIKE and re.search(r"\d[a-z]\.?$|\d/\d", m.group(0), re.IGNORECASE)
+                     and not _english(m)
                      or pat is BARE_POSTCODE and _between_commas(text, m))
                  and not (pat is STREET_LIKE and _letters(m.group(0))[:1] and _letters(m.group(0))[0] in _NOT_STREET)
                  and not _FLIGHT.search(text, max(0, m.start() - 12), m.start() + 7)]

@@ -15,6 +15,10 @@ import re
 
 _DETERMINERS = frozenset("the a an this that these those my your our their its his every each any some no".split())
 
+# a role before the person's name: "nurse pahal", "JUDGE FAN"; a role that is also a given name may be the first
+# name itself ("pastor valero")
+_ROLES = ("nurse", "judge", "coach", "officer", "captain", "sergeant", "detective", "inspector", "agent", "senator",
+          "mayor", "governor", "pastor", "rabbi", "imam")
 # phrases after which the next word is a person's name: introductions, greetings, sign-offs, roles
 _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names are", "named", "called", "dear", "hi",
          "hello", "thanks", "thank you", "cc", "copy", "delivery for", "parcel for", "package for",
@@ -25,9 +29,7 @@ _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names 
          # verbs whose object is a person: only a word no English list knows or a distinctive listed name follows
          "ask for", "remind", "reminded", "spoke with", "spoke to", "speak with", "speak to", "talk to",
          "talked to", "pick up", "picked up", "drop off", "dropped off", "happy birthday",
-         # a role before the person's name: "nurse pahal", "JUDGE FAN"
-         "nurse", "judge", "coach", "officer", "captain", "sergeant", "detective", "inspector", "agent", "senator",
-         "mayor", "governor", "pastor", "rabbi", "imam", "auntie", "aunty", "grandma", "grandpa")
+         "auntie", "aunty", "grandma", "grandpa") + _ROLES
 _CUE_KEYS = {tuple(c.split()) for c in _CUES}
 _CUE_WORDS = frozenset(c for c in _CUES if " " not in c)  # "happy birthday mom": a cue word is never the name
 _CUE_MAX = max(len(k) for k in _CUE_KEYS)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 
 from dptext.privacy.gazetteers import lexicon
-from dptext.privacy.name_cues import _DETERMINERS, _cued, _strengthen
+from dptext.privacy.name_cues import _DETERMINERS, _ROLES, _cued, _strengthen
 from dptext.privacy.recognizers import Detection
 
 # surname endings of many languages (Slavic, Baltic, Turkish, Italian, Nordic, Dutch, Greek, Armenian, Georgian,
@@ -230,11 +230,15 @@ class NameDetector:
                             and _proper_mid(text, toks[k]) and (k == start or text[toks[k - 1][0]].islower()):
                         out.append(Detection(toks[k][0], toks[k][1], self.label, self.name))
             if keep:
+                begin, k0 = toks[keep[0]][0], keep[0]
+                if k0 in cued and k0 and toks[k0 - 1][2] in _ROLES and kinds[k0 - 1] in ("first", "first-common") \
+                        and _adjacent(text, toks[k0 - 1], toks[k0]):
+                    begin = toks[k0 - 1][0]  # a role word that is also a given name may be the first name: "pastor valero"
                 end, nx = toks[keep[-1]][1], keep[-1] + 1
                 # a generational suffix belongs to the name: "Koch II", "JOHN SMITH JR."
                 if nx < n and toks[nx][2] in _GENERATIONAL and text[end:toks[nx][0]] in (" ", ", "):
                     end = toks[nx][1] + (text[toks[nx][1]:toks[nx][1] + 1] == ".")
-                out.append(Detection(toks[keep[0]][0], end, self.label, self.name))
+                out.append(Detection(begin, end, self.label, self.name))
             i = j + 1
         return out
 

@@ -161,12 +161,15 @@ _PHONE_BEFORE = re.compile(r"(?i)\b(?:phone|tel|telephone|call|fax|mobile|cell|r
                            r"[^\w\n]{0,3}(?:(?:me|us|him|her|them|on|at|is|no|number|:)\W{0,2}){0,3}$")
 # a person between the verb and "on"/"at": "ring zaliha on", "call Dr Ames at" (no frequent word: "call came on")
 _PHONE_PERSON = re.compile(r"(?i)\b(?:call|ring|text|phone)\s+((?:[^\W\d_]{2,}\.?\s+){1,2})(?:on|at)\s*$")
+# reaching someone at a number: "you can reach the clinic at", "contact me on"
+_PHONE_REACH = re.compile(r"(?i)\b(?:reach|contact|dial)\s+(?:[^\W\d_]{2,}\s+){0,2}(?:on|at)\s*$")
 _PHONE_AFTER = re.compile(r"(?i)[ \t]*[-(]?[ \t]*(?:office|fax|mobile|cell|home|work|tel|phone|landline)\b")
 
 
 def _phone_cue(text, s, e):
     """A phone word right before ("call me on", "fax:") or a line's kind right after ("-Office", " mobile")."""
-    if _PHONE_BEFORE.search(text[max(0, s - 40):s]) or _PHONE_AFTER.match(text, e):
+    if _PHONE_BEFORE.search(text[max(0, s - 40):s]) or _PHONE_AFTER.match(text, e) \
+            or _PHONE_REACH.search(text[max(0, s - 40):s]):
         return True
     m = _PHONE_PERSON.search(text[max(0, s - 40):s])
     if m is None:

@@ -113,3 +113,11 @@ def test_a_role_that_is_a_given_name_joins_the_name():
 
     text = "the letter from pastor zubiri arrived"  # Pastor is a Spanish given name, and a role
     assert [text[d.start:d.end] for d in NameDetector().detect(text)] == ["pastor zubiri"]
+
+
+@pytest.mark.parametrize("text,phone", [
+    ("4817 2290 is the number they gave me.", "4817 2290"),   # a number named after it
+    ("Contact: 4817 2290 / front desk", "4817 2290"),          # a contact label before it
+])
+def test_a_number_named_as_a_phone_before_or_after_it(text, phone):
+    assert _found(text, "PHONE") == [phone]

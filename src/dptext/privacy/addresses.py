@@ -39,35 +39,13 @@ import functools
 import re
 
 from dptext.privacy import address_world
+from dptext.privacy.address_words import CLAUSE as _CLAUSE
+from dptext.privacy.address_words import NOT_STREET as _NOT_STREET
+from dptext.privacy.address_words import PREFIX as _PREFIX
+from dptext.privacy.address_words import STATES as _STATES
+from dptext.privacy.address_words import SUFFIXES as _SUFFIXES
 from dptext.privacy.address_world import NO_NUMBER, NUMBER_MARK
 
-# USPS street suffixes (Publication 28, Appendix C1), long forms and standard abbreviations, and some Australian
-# and New Zealand ones. Before each long
-# alternation below, a look-ahead for a letter lets the engine skip it at once where a digit or a space stands
-# (Python's re tries every branch in turn: about 5x faster on long runs of digits)
-_SUFFIXES = (
-    "Alley|Aly|Annex|Anx|Arcade|Arc|Avenue|Ave|Av|Bayou|Byu|Beach|Bch|Bend|Bnd|Bluff|Blf|Bluffs|Blfs|Bottom|Btm|"
-    "Boulevard|Blvd|Branch|Br|Bridge|Brg|Brook|Brk|Brooks|Burg|Bg|Burgs|Bypass|Byp|Camp|Cp|Canyon|Cyn|Cape|Cpe|"
-    "Causeway|Cswy|Center|Ctr|Centers|Circle|Cir|Circles|Cliff|Clf|Cliffs|Clfs|Club|Clb|Common|Commons|Corner|Cor|"
-    "Corners|Cors|Course|Crse|Court|Ct|Courts|Cts|Cove|Cv|Coves|Creek|Crk|Crescent|Cres|Crest|Crossing|Xing|"
-    "Crossroad|Crossroads|Curve|Dale|Dl|Dam|Dm|Divide|Dv|Drive|Dr|Drives|Estate|Est|Estates|Ests|Expressway|Expy|"
-    "Extension|Ext|Extensions|Fall|Falls|Fls|Ferry|Fry|Field|Fld|Fields|Flds|Flat|Flt|Flats|Ford|Frd|Fords|Forest|"
-    "Frst|Forge|Frg|Forges|Fork|Frk|Forks|Fort|Ft|Freeway|Fwy|Garden|Gdn|Gardens|Gdns|Gateway|Gtwy|Glen|Gln|Glens|"
-    "Green|Grn|Greens|Grove|Grv|Groves|Harbor|Hbr|Harbors|Haven|Hvn|Heights|Hts|Highway|Hwy|Hill|Hl|Hills|Hls|"
-    "Hollow|Holw|Inlet|Island|Is|Islands|Isle|Junction|Jct|Junctions|Key|Ky|Keys|Knoll|Knl|Knolls|Lake|Lk|Lakes|"
-    "Land|Landing|Lndg|Lane|Ln|Light|Lgt|Lights|Loaf|Lf|Lock|Lck|Locks|Lodge|Ldg|Loop|Mall|Manor|Mnr|Manors|"
-    "Meadow|Mdw|Meadows|Mdws|Mews|Mill|Ml|Mills|Mission|Msn|Motorway|Mtwy|Mount|Mt|Mountain|Mtn|Mountains|Neck|"
-    "Nck|Orchard|Orch|Oval|Overpass|Opas|Park|Parks|Parkway|Pkwy|Parkways|Pass|Passage|Psge|Path|Pike|Pine|Pines|"
-    "Pnes|Place|Pl|Plain|Pln|Plains|Plns|Plaza|Plz|Point|Pt|Points|Pts|Port|Prt|Ports|Prairie|Pr|Radial|Radl|Ramp|"
-    "Ranch|Rnch|Rapid|Rpd|Rapids|Rpds|Rest|Rst|Ridge|Rdg|Ridges|Rdgs|River|Riv|Road|Rd|Roads|Rds|Route|Rte|Row|"
-    "Rue|Run|Shoal|Shl|Shoals|Shore|Shr|Shores|Shrs|Skyway|Skwy|Spring|Spg|Springs|Spgs|Spur|Spurs|Square|Sq|"
-    "Squares|Station|Sta|Stravenue|Stra|Stream|Strm|Street|St|Streets|Summit|Smt|Terrace|Ter|Throughway|Trwy|"
-    "Trace|Trce|Track|Trak|Trafficway|Trfy|Trail|Trl|Trailer|Trlr|Tunnel|Tunl|Turnpike|Tpke|Underpass|Upas|Union|"
-    "Un|Unions|Valley|Vly|Valleys|Via|Viaduct|Via|View|Vw|Views|Village|Vlg|Villages|Ville|Vl|Vista|Vis|Walk|"
-    "Walks|Wall|Way|Ways|Well|Wl|Wells|"
-    # Australian and New Zealand street types (AS/NZS 4819) that are not everyday words after a number
-    "Esplanade|Esp|Parade|Pde|Promenade|Quay|Wharf|Wynd|Brae|Glade|Grange|Laneway|Pathway|Walkway|Riverway|"
-    "Boardwalk|Concourse|Crossway|Ridgeway|Circuit|Cct|Amble|Tollway")
 MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\s+Box\s+\d{4}|PSC\s+\d{4},\s+Box\s+\d{4})"
                       r"(?:,?\s+[AFD]PO\s+A[AEP]\s+\d{5})?|\b[AFD]PO\s+A[AEP]\s+\d{5}")
 
@@ -79,14 +57,6 @@ STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:[-/]\d{{1,6}})?\s{{1,3}}(?:{_
 _PARTICLES = ("de", "del", "della", "di", "du", "des", "la", "le", "los", "las", "da", "do", "dos", "von", "van", "der",
               "den", "am", "an", "im", "zum", "zur")
 _PARTICLE = "(?:" + "|".join(_PARTICLES) + ")"
-_PREFIX = (r"(?:rue|avenue|av\.?|boulevard|bd\.?|chemin|allée|place|impasse|quai|venelle|cours|passage|route|via|viale|"
-           r"piazza|piazzale|corso|vicolo|borgo|stretto|contrada|lungomare|strada|calle|c/|avenida|avda\.?|plaza|paseo|"
-           r"pasadizo|ronda|travesía|carrer|camino|rua|rúa|travessa|largo|alameda|ladeira|ulica|ul\.|aleja|al\.|"
-           r"pl\.|plac|os\.|osiedle|straße|im|am|an\s+der|auf\s+der|za|na|"
-           # Romanian, Spanish and Portuguese types: "Intrarea Florica Ardelean", "Callejón Muñoz", "Praça Iara Moura"
-           r"str\.|intrarea|aleea|bulevardul|drumul|calea|splaiul|șoseaua|soseaua|piața|diagonal|diag\.|blv\.|"
-           r"callejón|callejon|viaducto|continuación|retorno|circuito|cerrada|privada|prolongación|periférico|"
-           r"andador|praça|praca|estrada|rodovia|avinguda)")
 _SUFFIX_WORD = (r"(?:\d{1,5}[a-z]?\s{1,3})?[^\W\d_][\w'’-]{1,40}(?:straße|strasse|str\.|weg|platz|gasse|allee|ring|damm|ufer|laan|straat|gracht|"
                 r"plein|kade|steeg|dijk|dyk|hof|singel|vej|gade|gatan|vägen|väg|gränd|veien|gata|utca|tie|katu)")
 # a prefixed street needs its house number, before or after: several prefixes ("am", "place", "route")
@@ -104,8 +74,6 @@ CONTINENTAL = re.compile(
 PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s?box|post\s+office\s+box|postfach|apartado|boîte\s+postale|bp)\s*\d{1,7}\b",
                     re.IGNORECASE)
 UK_POSTCODE = re.compile(r"(?<![\w-])(?:[A-Z]{1,2}\d[A-Z\d]?|GIR)\s?\d[A-Z]{2}(?![\w-])", re.IGNORECASE)
-_STATES = ("AL|AK|AZ|AR|CA|CO|CT|DE|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|"
-           "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|DC|PR|GU|VI|AS|MP")
 CITY_STATE_ZIP = re.compile(rf"(?<![\w'’.-])(?:{_W}\s{{1,3}}){{0,2}}{_W},?\s{{1,3}}(?=[^\W\d_])(?:{_STATES})\s{{1,3}}\d{{5}}(?:-\d{{4}})?\b",
                             re.IGNORECASE)
 # the two letters of a Dutch postcode ("1234 AB", "1614 DO") are never an English two-letter word in lower case:
@@ -147,12 +115,6 @@ _UNIT_LEAD = re.compile(r"(?:flat|apt\.?|apartment|unit|suite|studio|level)\s*\d
 _GAP = re.compile(r"[\s,>]*(?:[^\W\d_][\w'’.-]*[\s,>]+){0,4}", re.IGNORECASE)  # ">": a quoted e-mail's lines
 
 
-# words of a clause, never of a street name; written title-case they may be a name ("Will Rogers Rd")
-_CLAUSE = frozenset("i he she it we they you him them us me will would shall should can could must might has have "
-                    "had were been being did does do when while because although though that which who whom whose "
-                    "into onto than unless until".split())
-
-
 def _clause_words(m):
     """True when a street-line match has a pronoun, auxiliary or conjunction between its number and street type."""
     inner = re.findall(r"[^\W\d_][\w'’]*", m.group(0))[:-1]
@@ -164,12 +126,6 @@ def _english(m):
     street endings "-ring", "-weg" end English words too)."""
     common, stop = _common_words(), _stop_words()
     return all(common(w) or w in stop for w in _letters(m.group(0)))
-
-
-# words before a number that make it a phone, a vehicle's plate or a ticket's, never a street: "phone 052 597 55 22"
-# (a street-like "phone 052" beside a code-like "597 55"), "car KF 87960"
-_NOT_STREET = frozenset("phone tel telephone mobile cell fax call text car van truck reg plate card account order "
-                        "invoice ticket".split())
 
 
 def _letters(s):

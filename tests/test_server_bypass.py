@@ -18,6 +18,8 @@ from dptext.server import config_from_dict, create_app, hash_key
 from dptext.server.config import ServerConfig
 
 KEY = "sk-bypass-test"
+# the proxies' state folders live under one folder that is removed when the test session ends
+_STATE = tempfile.TemporaryDirectory(prefix="dptext-bypass-")
 # a 12-word private sentence: under RANTEXT ε = 3 each unit survives with probability ~0.15, so the whole
 # sentence survives verbatim with probability ~1e-10
 SENTENCE = "Margaret Thompson from Leeds was admitted with chest pain and severe diabetes yesterday"
@@ -29,7 +31,7 @@ def config(upstream: str, **over) -> ServerConfig:
             "auth": {"keys": [{"id": "bypass", "sha256": hash_key(KEY)}]},
             "limits": {"requests_per_minute": 1e6, "burst": 10**6}}
     if "state_dir" in ServerConfig.model_fields:
-        data["state_dir"] = tempfile.mkdtemp(prefix="dptext-bypass-")
+        data["state_dir"] = tempfile.mkdtemp(dir=_STATE.name)
     for k, v in over.items():
         data[k] = {**data.get(k, {}), **v} if isinstance(v, dict) else v
     return config_from_dict(data)

@@ -51,7 +51,9 @@ def _cued(text, toks, lex):
         if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
             continue
         if w in _PERSON_VERBS or w in _CUE_WORDS:
-            continue  # "my kid said": the cue's person is the subject, the verb ("said", a listed name) is none
+            # "my kid said": the cue's person is the subject, the verb ("said", a listed name) is none; "happy
+            # birthday mom": a cue word ("mom", a listed name) is none either
+            continue
         if _SIGN_DASH.fullmatch(text, toks[i - 1][1], toks[i][0]) and _SIGN_END.fullmatch(text, e):
             out.add(i)  # a signature after a dash that ends the message: "talk soon - zerafet"
             continue

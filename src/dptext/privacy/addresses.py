@@ -121,11 +121,15 @@ def _clause_words(m):
     return any(w.casefold() in _CLAUSE and not (w[:1].isupper() and not w.isupper() and len(w) > 1) for w in inner)
 
 
+def everyday(word: str) -> bool:
+    """``word`` (case-folded) is a frequent English word or a stop word."""
+    return _common_words()(word) or word in _stop_words()
+
+
 def _english(m):
     """A continental street match made of frequent English words only: "spring 1959", "bring 2" (the German
     street endings "-ring", "-weg" end English words too)."""
-    common, stop = _common_words(), _stop_words()
-    return all(common(w) or w in stop for w in _letters(m.group(0)))
+    return all(everyday(w) for w in _letters(m.group(0)))
 
 
 def _letters(s):
@@ -234,9 +238,7 @@ _WORD_LETTERS = re.compile(r"\d{4}\s?(?i:to|of|in|on|at|is|it|am|pm|an|as|be|by|
 def _year_like_code(text, m):
     """A code that reads as a year is a postcode after a comma and before a town no English list knows:
     ", 1968 Schrattenthal"; not "2020 report" nor ", 2021 edition"."""
-    common = _common_words()
-    return text[:m.start()].rstrip(" \t").endswith(",") and not any(
-        common(w) or w in _stop_words() for w in _letters(m.group(0)))
+    return text[:m.start()].rstrip(" \t").endswith(",") and not any(everyday(w) for w in _letters(m.group(0)))
 
 
 def _between_commas(text, m, town=False):
@@ -246,6 +248,20 @@ def _between_commas(text, m, town=False):
     before, after = text[:m.start()].rstrip(" \t"), text[m.end():].lstrip(" \t")
     framed = before[-1:] in (",", "\n") or re.search(r"[,\n][ \t]*[A-Za-z]{2}$", before)  # ", ZH 3284 AS"
     return bool(framed) and (town or after[:1] in (",", "\n") or not after)
+
+
+def _weak_kept(text, m, pat, stop):
+    """A weak anchor counts unless a stop word ends its words ("2020 we", "IN 1090"), a phone or vehicle word
+    opens a street-like one, or it is a flight's number."""
+    letters = _letters(m.group(0))
+    ends_well = (not letters or letters[-1] not in stop or pat is TOWN_CODE
+                 # a house number with a letter or a flat after a stop word: "Klesarski put 9b" (put: road), not
+                 # "dates before 1387"
+                 or pat is STREET_LIKE and re.search(r"\d[a-z]\.?$|\d/\d", m.group(0), re.IGNORECASE)
+                 and not all(everyday(w) for w in letters)
+                 or pat is BARE_POSTCODE and _between_commas(text, m))  # after a comma
+    return (ends_well and not (pat is STREET_LIKE and letters[:1] and letters[0] in _NOT_STREET)
+            and not _FLIGHT.search(text, max(0, m.start() - 12), m.start() + 7))
 
 
 def find(text: str):
@@ -265,15 +281,7 @@ def find(text: str):
             for w in [_drop_stop_tail(text, m, stop)] if w]
     for kind, pat in (("postcode", BARE_POSTCODE), ("postcode", REGION_ZIP), ("unit", BARE_UNIT),
                       ("street", STREET_LIKE), ("postcode", TOWN_CODE)):
-        weak += [(m.start(), m.end(), kind) for m in pat.finditer(text)  # "2020 we", "IN 1090"; after a comma
-                 if (not _letters(m.group(0)) or _letters(m.group(0))[-1] not in stop or pat is TOWN_CODE
-                     # a house number with a letter or a flat after a stop word: "Klesarski put 9b" (put: road),
-                     # not "dates before 1387"
-                     or pat is STREET_LIKE and re.search(r"\d[a-z]\.?$|\d/\d", m.group(0), re.IGNORECASE)
-                     and not _english(m)
-                     or pat is BARE_POSTCODE and _between_commas(text, m))
-                 and not (pat is STREET_LIKE and _letters(m.group(0))[:1] and _letters(m.group(0))[0] in _NOT_STREET)
-                 and not _FLIGHT.search(text, max(0, m.start() - 12), m.start() + 7)]
+        weak += [(m.start(), m.end(), kind) for m in pat.finditer(text) if _weak_kept(text, m, pat, stop)]
     groups: list[list] = []
     for s, e, kind in sorted(strong + weak):
         if groups and (s <= groups[-1][1] or _GAP.fullmatch(text, groups[-1][1], s)):

@@ -119,9 +119,10 @@ IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[
 
 _MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
            r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
-_ORDINAL = (r"(?:(?:twenty|thirty)[- ])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|tenth|eleventh|"
-            r"twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth")
-_ORDINAL = rf"(?:{_ORDINAL})"  # "the eighth of june", "March the twenty-first"
+# "the eighth of june", "March the twenty-first"
+_ORDINAL = (r"(?:(?:(?:twenty|thirty)[- ])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|tenth|"
+            r"eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|"
+            r"thirtieth)")
 DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2})"
                   r"(?![\w/-])"
                   rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
@@ -169,10 +170,10 @@ _PHONE_AFTER = re.compile(r"(?i)[ \t]*[-(]?[ \t]*(?:office|fax|mobile|cell|home|
 
 def _phone_cue(text, s, e):
     """A phone word right before ("call me on", "fax:") or a line's kind right after ("-Office", " mobile")."""
-    if _PHONE_BEFORE.search(text[max(0, s - 40):s]) or _PHONE_AFTER.match(text, e) \
-            or _PHONE_REACH.search(text[max(0, s - 40):s]):
+    before = text[max(0, s - 40):s]
+    if _PHONE_BEFORE.search(before) or _PHONE_AFTER.match(text, e) or _PHONE_REACH.search(before):
         return True
-    m = _PHONE_PERSON.search(text[max(0, s - 40):s])
+    m = _PHONE_PERSON.search(before)
     if m is None:
         return False
     common = addresses._common_words()  # the English word lists, loaded once
@@ -216,10 +217,6 @@ def _ibans(text):
             yield m.start(), m.end()
 
 
-def _stop():
-    return addresses._stop_words()
-
-
 def _ids(text):
     for m in SSN.finditer(text):
         yield m.start(), m.end()
@@ -230,16 +227,15 @@ def _ids(text):
         if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3) and not DATE.fullmatch(g):
             # "covid19" stays a word, "08-Jun-1959" a date
             yield m.start(), m.end()
-    common = addresses._common_words()
     for m in PLATE.finditer(text):
         groups = list(re.finditer(r"[A-Za-z0-9]+", m.group("value")))
-        while groups and groups[-1].group().isalpha() and (common(groups[-1].group().casefold())
-                                                           or groups[-1].group().casefold() in _stop()):
+        words = [g.group().isalpha() and addresses.everyday(g.group().casefold()) for g in groups]
+        while groups and words[-1]:
             groups.pop()  # "the car 3YBK 07 was parked": the plate ends before the verb
+            words.pop()
         value = m.group("value")[:groups[-1].end()] if groups else ""
         # letters and digits, and no English word inside: not "the car 2 days ago", "a car in 2019"
-        if re.search(r"\d", value) and re.search(r"[^\W\d_]", value) and not any(
-                w.isalpha() and (common(w.casefold()) or w.casefold() in _stop()) for w in re.findall(r"[A-Za-z0-9]+", value)):
+        if re.search(r"\d", value) and re.search(r"[^\W\d_]", value) and not any(words):
             yield m.start("value"), m.start("value") + len(value)
     for m in DIGIT_RUN.finditer(text):
         yield m.start(), m.end()

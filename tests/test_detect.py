@@ -240,6 +240,27 @@ def test_a_punctuation_remnant_joins_the_span_it_touches():
     assert [(s.start, s.end, s.label) for s in spans] == [(5, 19, "PHONE"), (19, 23, "DATE")]
 
 
+def test_a_numeric_remnant_without_a_digit_joins_the_span_it_touches():
+    # an ID over "2304-OFFICE" whose digits a PHONE took leaves "-OFFICE": it joins the PHONE, no digit-less ID
+    text = "fax 0065 783 2304-OFFICE now"
+    spans = merge_detections([Detection(4, 17, "PHONE", "regex"), Detection(13, 24, "ID", "regex")], text)
+    assert [(s.start, s.end, s.label) for s in spans] == [(4, 24, "PHONE")]
+    # an ID remnant that still holds a digit keeps its own label
+    spans = merge_detections([Detection(4, 17, "PHONE", "regex"), Detection(13, 25, "ID", "regex")],
+                             "fax 0065 783 2304-OFFICE7 now")
+    assert [(s.start, s.end, s.label) for s in spans] == [(4, 17, "PHONE"), (17, 25, "ID")]
+
+
+def test_a_spacy_person_keeps_no_number_or_sign_at_its_edges(entities):
+    from dptext.privacy.lexical import refine
+
+    # spaCy has read "& run" and "Card 4782…" as persons; a sign or a number names no one
+    text = "jack white & run to the jewels, Card 4782213779491690 expired"
+    found = refine(text, [Detection(11, 16, "PERSON", "spacy"), Detection(32, 53, "PERSON", "spacy")],
+                   entities.names)
+    assert [text[d.start:d.end] for d in found] == ["Card"]
+
+
 @pytest.mark.parametrize("text", [
     "The rep said 800 is the number to call.",
     "we only landed at 3 am due to the fog",

@@ -84,3 +84,19 @@ def test_a_phone_or_vehicle_word_opens_no_street(text, expected):
     from dptext.privacy.addresses import find
 
     assert [text[a:b] for a, b in find(text)] == expected
+
+
+@pytest.mark.parametrize("text,names", [
+    ("please forward kathy2071@yandex.com the tickets", []),
+    ("damn, jack white & run maldives1810@outlook.com the jewels", ["jack white"]),
+    ("write to ngozi okafor at ngozi.okafor@gmail.com today", ["ngozi okafor"]),
+])
+def test_an_email_local_part_lends_no_name_word_to_the_words_before_it(text, names):
+    # "kathy" of kathy2071@… names the account and lies inside the EMAIL span: no name of its own, nor of "run"
+    from dptext.privacy.policy import get_policy
+
+    policy = get_policy("entities")
+    assert [text[d.start:d.end] for d in policy.names.detect(text)] == names
+    spans = policy.detect(text)
+    assert [text[s.start:s.end] for s in spans if s.label == "PERSON"] == names
+    assert [s.label for s in spans if "@" in text[s.start:s.end]] == ["EMAIL"]

@@ -24,7 +24,7 @@ import re
 
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.names import (  # noqa: F401 - NameDetector, TITLES, has_ordinary_casing are re-exported
-    _CALENDAR, TITLES, NameDetector, _tokens, has_ordinary_casing)
+    _CALENDAR, TITLES, NameDetector, _tokens, account_word, has_ordinary_casing)
 from dptext.privacy.recognizers import Detection
 
 _HEADS = frozenset("disease diseases disorder disorders syndrome cancer carcinoma infection tumor tumour deficiency "
@@ -99,6 +99,8 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
                 f = w.casefold().replace("’", "'").strip(".'-")
                 f = f[:-2] if f.endswith("'s") else f
                 listed = f in lex.first or f in lex.last
+                if not any(c.isalpha() for c in f):
+                    return False  # a number or a sign ("&", "4782213779491690") names no one
                 return (not f.isalpha() or not lex.is_word(f)
                         or listed and (not lex.common(f) or ordinary and w[:1].isupper() and not w.isupper()))
             if d.start and text[d.start - 1] in "@#":  # spaCy leaves the sign out of "#DeflateGate"
@@ -125,7 +127,7 @@ def _repeat(text, detections, names):
             if ins and len(w) > 3 and not lex.is_word(w) and not (w.endswith("n") and w[:-1] in lex.stop)}
     out = list(detections)
     for t, w, ins in zip(toks, words, inside):
-        if not ins and w in seen and text[t[0] - 1:t[0]] not in ("@", "#") and text[t[1]:t[1] + 1] != "@":
+        if not ins and w in seen and not account_word(text, t):
             out.append(Detection(t[0], t[1], "PERSON", "gazetteer"))
     return out
 
@@ -143,13 +145,13 @@ def _widen(text, detections, names):
         for _ in range(2):
             i = by_end.get(s - 1)
             if i is None or text[s - 1] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common") \
-                    or text[toks[i][0] - 1:toks[i][0]] in ("@", "#"):  # no handle or hashtag
+                    or account_word(text, toks[i]):  # no handle, hashtag or e-mail local part
                 break
             s = toks[i][0]
         for _ in range(2):
             i = by_start.get(e + 1)
             if i is None or text[e] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common") \
-                    or text[e + 1] in "@#":
+                    or account_word(text, toks[i]):
                 break
             e = toks[i][1]
         out.append(Detection(s, e, d.label, d.detector))

@@ -65,6 +65,8 @@ _CALENDAR = frozenset("january february march april may june july august septemb
                       "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
                       "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn d' l' 't".split())
+# the rest of an e-mail local part after a word ("kathy" in "kathy2071@yandex.com", "maria" in "maria.l@x.org")
+_LOCAL_PART = re.compile(r"[\w.%+-]*@[A-Za-z0-9]")
 _GENERATIONAL = frozenset("jr sr ii iii iv".split())
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))
@@ -73,6 +75,12 @@ _TOKEN = re.compile(r"(?<![\w'’])[dDlL]['’](?=[ \t])|(?<=[vV][aA][nN] )['’
 _ABBREVIATED = frozenset("mr mrs ms mx dr prof mme mlle sra dott".split())  # titles that are no English word
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
                    "señor señora sr sra dott".split())
+
+
+def account_word(text, tok) -> bool:
+    """A word of a handle, a hashtag or an e-mail local part (``@united``, ``#deflategate``, ``kathy`` in
+    ``kathy2071@yandex.com``): it names an account, which its own recognizer takes whole."""
+    return bool(tok[0]) and text[tok[0] - 1] in "@#" or _LOCAL_PART.match(text, tok[1]) is not None
 
 
 def _tokens(text):
@@ -129,8 +137,7 @@ class NameDetector:
         toks = _tokens(text)
         # a handle or hashtag (@united, #deflategate) is no name word
         # nor is the local part of an e-mail address (the e-mail recognizer takes it whole)
-        kinds = [None if t[0] and text[t[0] - 1] in "@#" or text[t[1]:t[1] + 1] == "@" else self._kind(text, t)
-                 for t in toks]
+        kinds = [None if account_word(text, t) else self._kind(text, t) for t in toks]
         ordinary = None
         out = []
         i, n = 0, len(toks)

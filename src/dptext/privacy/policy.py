@@ -86,8 +86,8 @@ def merge_detections(detections: list[Detection], text: str | None = None) -> li
     spaCy entity stays an ``EMAIL`` span. Touching or overlapping pieces of one
     label merge; a span's ``detector`` names every detector that found it with that label.
     With ``text``, a piece holding no letter or digit (``\\,`` left of a spaCy DATE whose digits a
-    PHONE took) joins the span it touches instead of standing as an entity of its own: the same
-    characters stay covered, and no empty DATE is reported.
+    PHONE took), or a piece of a numeric type holding no digit, joins the span it touches instead of standing
+    as an entity of its own: the same characters stay covered, and no empty DATE is reported.
     """
     owner: dict[int, int] = {}
     order = sorted(range(len(detections)), key=lambda i: (-_RANK.get(detections[i].label, 0),
@@ -118,10 +118,16 @@ def merge_detections(detections: list[Detection], text: str | None = None) -> li
     return spans
 
 
+_NUMERIC = frozenset(("ID", "PHONE", "CARD", "IBAN", "IP"))  # types made of digits
+
+
 def _absorb_remnants(pieces: list[list], text: str) -> list[list]:
-    """Pieces without a letter or digit take the label of a touching neighbour, then touching pieces merge."""
+    """Pieces without a letter or digit, and pieces of a numeric type without a digit (``-OFFICE`` left of an ID
+    ``2304-OFFICE`` whose digits a PHONE took), take the label of a touching neighbour; then touching pieces
+    merge."""
     for k, p in enumerate(pieces):
-        if any(c.isalnum() for c in text[p[0]:p[1]]):
+        piece = text[p[0]:p[1]]
+        if any(c.isalnum() for c in piece) and (p[2] not in _NUMERIC or any(c.isdigit() for c in piece)):
             continue
         if k and pieces[k - 1][1] == p[0] and any(c.isalnum() for c in text[pieces[k - 1][0]:pieces[k - 1][1]]):
             p[2] = pieces[k - 1][2]

@@ -231,8 +231,13 @@ def presidio_set(n: int, part: str, data_dir: Path):
 
 
 def build(n: int, part: str, pe_dir: Path | None):
+    """The four sets' ``part`` (``n`` sentences each), or a hand-labelled part alone (``hand``, ``hand2``)."""
     from detect_world import world_set
 
+    if part.startswith("hand"):
+        from detect_hand import hand_set
+
+        return {part: hand_set(part)}
     sets = {"templates": template_set(n, part), "real": real_set(n, part)}
     if pe_dir is not None and (pe_dir / "templates.txt").exists():
         sets["presidio"] = presidio_set(n, part, pe_dir)

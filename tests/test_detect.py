@@ -136,6 +136,35 @@ def test_times_of_day_are_dates(text, time):
     assert (time, "DATE") in _found(text, ("DATE",))
 
 
+@pytest.mark.parametrize("text,date", [
+    ("I meant to book for 3/19 - can you help", "3/19"),
+    ("my voucher expires 4/10.", "4/10"),
+    ("HOPE MY FLIGHT ON 25 TH HAS A NEW PLANE", "25 TH"),
+    ("the laptop was left on the plane on the 14th.", "14th"),
+    ("in 1974/75 the troops arrived", "1974/75"),
+    ("he lived there 1999-2001 with his aunt", "1999-2001"),
+])
+def test_a_day_after_a_dating_word_and_a_span_of_years_are_dates(text, date):
+    assert _found(text, ("DATE", "ID")) == [(date, "DATE")]
+
+
+@pytest.mark.parametrize("text", [
+    "get it for 1/2 the price",       # a fraction after a loose cue
+    "the film was rated 4/10 overall",  # no dating word
+    "we met on the 3rd floor",        # an ordinal before a noun
+    "she ranked 21st in the final",
+    "a 200-metre-long path, 15MINUTES of fame and 20-PLUS games",  # a small number joined to English words
+])
+def test_fractions_ordinals_and_measures_are_no_dates_or_ids(text):
+    assert _found(text, ("DATE", "ID")) == []
+
+
+def test_codes_stay_ids():
+    assert _found("codes AB1234 and PX-2231 were sent", ("ID",)) == [("AB1234", "ID"), ("PX-2231", "ID")]
+    # two years out of order are no span of years
+    assert set(_found("ticket 1999-1950 was sent", ("DATE", "ID"))) == {("1999-1950", "ID")}
+
+
 def test_ratios_and_decimals_are_no_times():
     assert _found("the ratio was 3:1, the pH 7.4 and version 2.10 shipped", ("DATE",)) == []
 

@@ -100,3 +100,38 @@ def test_an_email_local_part_lends_no_name_word_to_the_words_before_it(text, nam
     spans = policy.detect(text)
     assert [text[s.start:s.end] for s in spans if s.label == "PERSON"] == names
     assert [s.label for s in spans if "@" in text[s.start:s.end]] == ["EMAIL"]
+
+
+@pytest.mark.parametrize("text", [
+    "others believe autism should be accepted as a difference and not treated as a disorder",
+    "THE DISEASE SPREAD AND THE ILLNESS WAS NAMED",
+])
+def test_a_bare_disease_or_disorder_names_no_condition(medical, text):
+    assert [text[d.start:d.end] for d in medical.detect(text) if text[d.start:d.end].lower() != "autism"] == []
+
+
+def test_a_named_condition_alone_stays_medical(medical):
+    text = "the singer died of cancer after a fever"
+    assert [text[d.start:d.end] for d in medical.detect(text)] == ["cancer", "fever"]
+
+
+@pytest.mark.parametrize("text", [
+    "RT @Brett2point0: .@Marc_Bertrand #DeflateGate revealed the need for sampling",  # a handle's second word
+    "the money would be handed over before Christmas as some workers had waited",
+    "anyone with an extra lemme know, do y'all have one?",
+])
+def test_handles_holidays_and_chat_forms_are_no_names(text):
+    from dptext.privacy.policy import get_policy
+
+    spans = get_policy("entities").detect(text)
+    assert [text[s.start:s.end] for s in spans if s.label == "PERSON"] == []
+
+
+@pytest.mark.parametrize("text", [
+    "During his 20-plus year tour career he won often",
+    "the bank cut its rate to a 40-year low",
+])
+def test_durations_with_a_hyphen_are_no_dates(text):
+    from dptext.privacy.policy import get_policy
+
+    assert [text[s.start:s.end] for s in get_policy("entities").detect(text) if s.label == "DATE"] == []

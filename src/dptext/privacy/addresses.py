@@ -126,6 +126,11 @@ def everyday(word: str) -> bool:
     return _common_words()(word) or word in _stop_words()
 
 
+def stop_word(word: str) -> bool:
+    """``word`` (case-folded) is one of spaCy's English stop words."""
+    return word in _stop_words()
+
+
 def _english(m):
     """A continental street match made of frequent English words only: "spring 1959", "bring 2" (the German
     street endings "-ring", "-weg" end English words too)."""

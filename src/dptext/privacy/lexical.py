@@ -29,17 +29,19 @@ from dptext.privacy.recognizers import Detection
 
 _HEADS = frozenset("disease diseases disorder disorders syndrome cancer carcinoma infection tumor tumour deficiency "
                    "failure palsy fever".split())
+# a head alone names no condition ("treated as a disorder"); "cancer", "fever" alone do
+_GENERIC = frozenset("disease diseases disorder disorders syndrome syndromes illness illnesses".split())
 _LEAD = frozenset("type chronic acute severe mild moderate stage early-onset late-stage metastatic advanced "
                   "recurrent juvenile adult-onset".split())
 _LEAD_NUM = re.compile(r"(?i)(?:[0-4]|i{1,3}|iv|[1-4][ab]?)\b")
 
 
 _DURATION = re.compile(r"(?:(?:about|over|almost|nearly|around|more than|less than|the|a|an|past|last|next)\s+)*"
-                       r"\d+\+?(?:\s*(?:to|-|–)\s*\d+)?\s*(?:years?|months?|weeks?|days?|hours?|minutes?|decades?|"
+                       r"\d+(?:\+|-?plus)?(?:\s*(?:to|-|–)\s*\d+)?[\s-]*(?:years?|months?|weeks?|days?|hours?|minutes?|decades?|"
                        r"yrs?|mos?|wks?|hrs?|h|mins?|secs?)(?:\s+(?:old|ago|later|long))?",
                        re.IGNORECASE)
-# what is left of a spaCy date that names no day: a count ("10", "30+") or a range ("12 to 18")
-_BARE = re.compile(r"\d{1,3}\+?(?:\s*(?:to|-|–)\s*\d{1,3})?", re.IGNORECASE)
+# what is left of a spaCy date that names no day: a count ("10", "30+", "20-plus") or a range ("12 to 18")
+_BARE = re.compile(r"\d{1,3}(?:\+|-?plus)?(?:\s*(?:to|-|–)\s*\d{1,3})?", re.IGNORECASE)
 
 
 # an amount after a number: "1999 dollars", "2500 people" (a count, no year)
@@ -197,7 +199,7 @@ class MedicalDetector:
                                               and not words[s - 1].isdigit())):
                 s -= 1
                 back += 1
-            if s == e and words[s] in _HEADS and k == 1 and (words[s],) not in self.terms:
+            if s == e and k == 1 and (words[s] in _HEADS and (words[s],) not in self.terms or words[s] in _GENERIC):
                 i = e + 1
                 continue
             out.append(Detection(toks[s][0], toks[e][1], self.label, self.name))

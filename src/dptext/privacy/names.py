@@ -60,13 +60,17 @@ _DERIVED = re.compile(r"(?:less|ness|ful|fully|able|ably|ship|hood|ment|ments|wi
 # them are also listed names ("Oh", "Ok", "Ur", "Til")
 _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
                        "yup nah nope aw aww ah ahh uh um hmm ha haha lol omg wtf btw idk imo tbh smh pls plz ur im "
-                       "til gonna gotta wanna aint ya'll yall".split())
+                       "til gonna gotta wanna aint ya'll y'all yall lemme gimme dunno kinda sorta".split())
+# holidays are no one's name ("before Christmas")
+_HOLIDAYS = frozenset("christmas xmas easter thanksgiving halloween hanukkah ramadan diwali".split())
 _CALENDAR = frozenset("january february march april may june july august september october november december "
                       "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
                       "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn d' l' 't".split())
 # the rest of an e-mail local part after a word ("kathy" in "kathy2071@yandex.com", "maria" in "maria.l@x.org")
 _LOCAL_PART = re.compile(r"[\w.%+-]*@[A-Za-z0-9]")
+# the start of a handle or hashtag right before a word, underscores included ("Bertrand" in "@Marc_Bertrand")
+_IN_HANDLE = re.compile(r"[@#]\w*$")
 _GENERATIONAL = frozenset("jr sr ii iii iv".split())
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))
@@ -80,7 +84,8 @@ TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev r
 def account_word(text, tok) -> bool:
     """A word of a handle, a hashtag or an e-mail local part (``@united``, ``#deflategate``, ``kathy`` in
     ``kathy2071@yandex.com``): it names an account, which its own recognizer takes whole."""
-    return bool(tok[0]) and text[tok[0] - 1] in "@#" or _LOCAL_PART.match(text, tok[1]) is not None
+    return _IN_HANDLE.search(text, max(0, tok[0] - 40), tok[0]) is not None \
+        or _LOCAL_PART.match(text, tok[1]) is not None
 
 
 def _tokens(text):
@@ -114,7 +119,7 @@ class NameDetector:
             e < len(text) and text[e] == "." or text[s].isupper() and w not in lex.stop)
         if initial:
             return "initial"
-        if w in lex.stop or len(w) < 2 or w.endswith("n't") or w in _GREETINGS:
+        if w in lex.stop or len(w) < 2 or w.endswith("n't") or w in _GREETINGS or w in _HOLIDAYS:
             return None  # "didn't", "hi": no name
         # a surname ending, or letters English does not use ("métivier", "ertaş"), in a word no word list knows
         shaped = len(w) > 4 and _SURNAME_SHAPE.search(w) is not None or not w.isascii() and len(w) > 3

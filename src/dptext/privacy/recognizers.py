@@ -25,7 +25,8 @@ matches that pass it:
   (``USNS …``, ``Unit … Box …``, ``PSC …``, ``APO/FPO/DPO AA 12345``) and the
   ``City, ST 12345`` tail;
 * ``DATE``: numeric (``03/04/2021``, ``2021-03-04``) and written dates
-  (``March 3, 2021``, ``3 Mar 2021``), and times of day (``12:10``,
+  (``March 3, 2021``, ``3 Mar 2021``), a day after a dating word (``expires 4/10``,
+  ``on the 14th``), spans of years (``1974/75``), and times of day (``12:10``,
   ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
 
 All patterns are compiled once; :func:`recognize` runs the selected ones over
@@ -132,6 +133,23 @@ DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\
                   rf"|\b{_ORDINAL}\s+of\s+{_MONTHS}(?!\w)|\b{_MONTHS}\s+(?:the\s+)?{_ORDINAL}\b", re.IGNORECASE)
 
 
+# a day without a year after a word that dates something: "book for 3/19", "expires 4/10", "on 25 th", "on the
+# 14th." (an ordinal day only before a stop word or the end of a clause: not "on the 3rd floor")
+_DATE_CUE = (r"\b(?:on|until|till|til|before|after|since|due|expires?|expiring|expired"
+             r"|(?P<loose>for|by|from|thru|through))\s+")  # loose: also before a fraction ("by 2/3")
+CUED_DAY = re.compile(_DATE_CUE + r"(?:the\s+)?(?P<value>(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])(?![\w/]|[.,]\d)"
+                      r"|(?:3[01]|[12]\d|0?[1-9])\s?(?:st|nd|rd|th)\b(?=\s*(?:$|[^\w\s]|(?P<next>[a-z]+)\b)))",
+                      re.IGNORECASE)
+# consecutive years: "1974/75", "2005-06" (a season or a financial year, no code)
+YEAR_SPAN = re.compile(r"(?<![\w/.-])(?P<y>1[5-9]\d\d|20\d\d)[/–-](?P<n>\d\d|1[5-9]\d\d|20\d\d)(?![\w/-])")
+
+
+def _year_span(m) -> bool:
+    """Consecutive years ("1974/75"), or a later year within a lifetime ("1999-2001")."""
+    y, n = int(m.group("y")), int(m.group("n"))
+    return n == (y + 1) % 100 if len(m.group("n")) == 2 else y < n <= y + 100
+
+
 # times of day, labelled DATE (a time next to a date pins an event down further): 12:10, 10:30 pm, 7 a.m., noon
 _AMPM = r"\s?[ap]\.?\s?m\b\.?"
 TIME = re.compile(rf"(?<![\w:.])(?:1[0-2]|0?\d):[0-5]\d(?::[0-5]\d)?(?:{_AMPM})?(?![\w:])"
@@ -217,6 +235,17 @@ def _ibans(text):
             yield m.start(), m.end()
 
 
+_UNITS = frozenset("plus metre metres meter meters km kg cm mm ml yr yrs hr hrs min mins sec secs mph kph".split())
+
+
+def _measure(code: str) -> bool:
+    """A small number joined to English words: "15MINUTES", "20-PLUS", "200-metre-long", "40-YEAR", no code."""
+    numbers = re.findall(r"\d+", code)
+    words = re.findall(r"[^\W\d_]+", code)
+    return len(numbers) == 1 and len(numbers[0]) <= 4 and all(
+        addresses.everyday(w.casefold()) or w.casefold() in _UNITS for w in words)
+
+
 def _ids(text):
     for m in SSN.finditer(text):
         yield m.start(), m.end()
@@ -224,7 +253,8 @@ def _ids(text):
         yield m.start("value"), m.end("value")
     for m in CODE_ID.finditer(text):
         g = m.group(0)
-        if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3) and not DATE.fullmatch(g):
+        if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3) and not DATE.fullmatch(g) \
+                and not _measure(g):
             # "covid19" stays a word, "08-Jun-1959" a date
             yield m.start(), m.end()
     for m in PLATE.finditer(text):
@@ -240,7 +270,9 @@ def _ids(text):
     for m in DIGIT_RUN.finditer(text):
         yield m.start(), m.end()
     for m in DIGIT_GROUPS.finditer(text):  # 86-09/96, 12/345/678: 6+ digits in groups, not a date
-        if len(_digits(m.group(0))) >= 6 and not DATE.fullmatch(m.group(0)) and not ISO_DATE.fullmatch(m.group(0)):
+        span = YEAR_SPAN.fullmatch(m.group(0))
+        if len(_digits(m.group(0))) >= 6 and not DATE.fullmatch(m.group(0)) and not ISO_DATE.fullmatch(m.group(0)) \
+                and not (span and _year_span(span)):
             yield m.start(), m.end()
 
 
@@ -256,6 +288,15 @@ def _addresses(text):
 def _dates(text):
     for m in DATE.finditer(text):
         yield m.start(), m.end()
+    for m in CUED_DAY.finditer(text):
+        top, bottom = (int(m.group("m")), int(m.group("d"))) if m.group("m") else (0, 0)
+        fraction = m.group("loose") and top < bottom and bottom in (2, 3, 4, 5, 8, 10)
+        after = m.group("next")
+        if not fraction and not (after and not addresses.stop_word(after.casefold())):  # "for 1/2", "3rd floor"
+            yield m.start("value"), m.end("value")
+    for m in YEAR_SPAN.finditer(text):
+        if _year_span(m):
+            yield m.start(), m.end()
     for m in TIME.finditer(text):
         yield m.start(), m.end()
 

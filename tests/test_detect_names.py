@@ -239,3 +239,26 @@ def test_cues_around_names_of_any_origin(names, text, expected):
 ])
 def test_a_listed_word_in_title_case_joins_the_name_after_it(names, text, expected):
     assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,name", [
+    ("it was 渡辺 who found the dog in the park.", "渡辺"),
+    ("BOTH 佐々木 浩 AND I WERE LATE TO THE MEETING.", "佐々木 浩"),
+    ("ask «Лена Петрова» about the keys", "Лена Петрова"),
+    ("the award went to Ζωή this year", "Ζωή"),
+    ("we hired सीता as the new accountant", "सीता"),  # ends in a vowel sign, a mark, not a letter
+])
+def test_a_name_in_another_script_is_a_name(text, name):
+    from dptext.privacy.policy import get_policy
+
+    spans = get_policy("entities").detect(text)
+    assert (name, "PERSON") in [(text[s.start:s.end], s.label) for s in spans]
+
+
+def test_latin_letters_with_diacritics_are_no_other_script():
+    from dptext.privacy.scripts import foreign_words
+
+    text = "Café Zoë in Łódź, Hoàng Dương — 10 € « ok »"
+    assert list(foreign_words(text)) == []
+    other = "«Лена», 渡辺、ok"
+    assert [other[s:e] for s, e in foreign_words(other)] == ["Лена", "渡辺"]

@@ -35,6 +35,7 @@
   and a list of three or more given names (``june, hope and grace``) are names in any casing; in cased
   text so is a listed name that is an infrequent English word, capitalized between lower-case words
   (``for Fowler at``).
+* a run of letters of a script other than Latin (``渡辺``, ``Лена``) is a name (:mod:`dptext.privacy.scripts`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import re
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.name_cues import _DETERMINERS, _ROLES, _cued, _strengthen
 from dptext.privacy.recognizers import Detection
+from dptext.privacy.scripts import foreign_words
 
 # surname endings of many languages (Slavic, Baltic, Turkish, Italian, Nordic, Dutch, Greek, Armenian, Georgian,
 # Romanian, Finnish, Spanish): an unlisted word that no English word list knows and ends so is a surname
@@ -252,6 +254,7 @@ class NameDetector:
                     end = toks[nx][1] + (text[toks[nx][1]:toks[nx][1] + 1] == ".")
                 out.append(Detection(begin, end, self.label, self.name))
             i = j + 1
+        out.extend(Detection(s, e, self.label, self.name) for s, e in foreign_words(text))
         return out
 
     @staticmethod

@@ -262,3 +262,15 @@ def test_latin_letters_with_diacritics_are_no_other_script():
     assert list(foreign_words(text)) == []
     other = "«Лена», 渡辺、ok"
     assert [other[s:e] for s, e in foreign_words(other)] == ["Лена", "渡辺"]
+
+
+@pytest.mark.parametrize("text,name", [
+    ("Nokulunga won the raffle at the school fair.", "Nokulunga"),
+    ("wiafe posted the minutes on the board.", "wiafe"),
+    ("ADEYEMI APOLOGISED TO THE CLASS.", "ADEYEMI"),
+])
+def test_the_subject_of_a_persons_verb_is_a_name_at_the_start_too(text, name):
+    from dptext.privacy.policy import get_policy
+
+    spans = get_policy("entities").detect(text)
+    assert (name, "PERSON") in [(text[s.start:s.end], s.label) for s in spans]

@@ -79,7 +79,8 @@ def _strengthen(text, toks, kinds, lex):
 
     * the subject of a person's verb: ``kowalczyk lives at``, ``MARK SAID``; not after a determiner or
       possessive (``her doctor said``, ``THE NURSE TOLD``);
-    * a list of three or more given names: ``mark, june and rose``.
+    * a list of three or more given names: ``mark, june and rose``;
+    * one of ``X and I``, ``X and his …``, ``me and X``, and two people joined by ``and``.
     """
     n = len(toks)
     for i in range(n - 1):
@@ -108,11 +109,11 @@ def _strengthen(text, toks, kinds, lex):
             for k in items:
                 kinds[k] = "first"
         i = j + 1
-    # one of "X and I", "me and X": a person, when a name list knows X (as a given name, or as a surname that is
-    # no frequent word) or no English list does ("shekoni and i are", "ME AND GRACE"); not "coffee and I", nor
-    # after a determiner ("the kids and I")
+    # one of "X and I", "X and his/her …", "me and X": a person, when a name list knows X (as a given name, or as a
+    # surname that is no frequent word) or no English list does ("shekoni and i are", "ogbuehi and his brother",
+    # "ME AND GRACE"); not "coffee and I", nor after a determiner ("the kids and I")
     for i in range(n):
-        x = i if i + 2 < n and toks[i + 1][2] == "and" and toks[i + 2][2] in ("i", "me") \
+        x = i if i + 2 < n and toks[i + 1][2] == "and" and toks[i + 2][2] in ("i", "me", "his", "her") \
             and text[toks[i][1]:toks[i + 2][0]].lower() == " and " else \
             i if i > 1 and toks[i - 2][2] == "me" and toks[i - 1][2] == "and" \
             and text[toks[i - 2][1]:toks[i][0]].lower() == " and " else None

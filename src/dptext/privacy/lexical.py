@@ -101,8 +101,8 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
                 f = w.casefold().replace("’", "'").strip(".'-")
                 f = f[:-2] if f.endswith("'s") else f
                 listed = f in lex.first or f in lex.last
-                if not any(c.isalpha() for c in f):
-                    return False  # a number or a sign ("&", "4782213779491690") names no one
+                if not any(c.isalnum() for c in f):
+                    return False  # a sign ("&", "-") names no one; a number stays (a house number spaCy took in)
                 return (not f.isalpha() or not lex.is_word(f)
                         or listed and (not lex.common(f) or ordinary and w[:1].isupper() and not w.isupper()))
             if d.start and text[d.start - 1] in "@#":  # spaCy leaves the sign out of "#DeflateGate"

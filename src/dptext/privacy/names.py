@@ -72,7 +72,7 @@ _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu t
 # the rest of an e-mail local part after a word ("kathy" in "kathy2071@yandex.com", "maria" in "maria.l@x.org")
 _LOCAL_PART = re.compile(r"[\w.%+-]*@[A-Za-z0-9]")
 # the start of a handle or hashtag right before a word, underscores included ("Bertrand" in "@Marc_Bertrand")
-_IN_HANDLE = re.compile(r"[@#]\w*$")
+_IN_HANDLE = re.compile(r"[@#]\w*\Z")  # \Z, not $: "$" also matches before a line break
 _GENERATIONAL = frozenset("jr sr ii iii iv".split())
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))

@@ -282,8 +282,10 @@ def test_the_word_before_and_his_or_her_is_a_person(names, text, expected):
     assert [text[d.start:d.end] for d in names.detect(text)] == expected
 
 
-def test_a_word_after_a_handle_on_the_next_line_is_no_account_word():
+def test_the_surname_in_a_handle_stays_a_name_word():
+    # "@katie_mangham" holds a person's name: its first word names the account, its surname is looked up
     from dptext.privacy.names import _tokens, account_word
 
-    text = "thanks @united\nmaria lopez called. cc @Marc_Bertrand"
-    assert [w for s, e, w in _tokens(text) if account_word(text, (s, e, w))] == ["united", "marc", "bertrand"]
+    text = "thanks @united and @katie_mangham, mail katie2071@yandex.com"
+    assert [w for s, e, w in _tokens(text) if account_word(text, (s, e, w))] == ["united", "katie", "katie",
+                                                                                  "yandex"]

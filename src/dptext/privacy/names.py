@@ -71,8 +71,6 @@ _CALENDAR = frozenset("january february march april may june july august septemb
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn d' l' 't".split())
 # the rest of an e-mail local part after a word ("kathy" in "kathy2071@yandex.com", "maria" in "maria.l@x.org")
 _LOCAL_PART = re.compile(r"[\w.%+-]*@[A-Za-z0-9]")
-# the start of a handle or hashtag right before a word, underscores included ("Bertrand" in "@Marc_Bertrand")
-_IN_HANDLE = re.compile(r"[@#]\w*\Z")  # \Z, not $: "$" also matches before a line break
 _GENERATIONAL = frozenset("jr sr ii iii iv".split())
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))
@@ -84,10 +82,10 @@ TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev r
 
 
 def account_word(text, tok) -> bool:
-    """A word of a handle, a hashtag or an e-mail local part (``@united``, ``#deflategate``, ``kathy`` in
-    ``kathy2071@yandex.com``): it names an account, which its own recognizer takes whole."""
-    return _IN_HANDLE.search(text, max(0, tok[0] - 40), tok[0]) is not None \
-        or _LOCAL_PART.match(text, tok[1]) is not None
+    """The first word of a handle or a hashtag, or a word of an e-mail local part (``@united``, ``#deflategate``,
+    ``kathy`` in ``kathy2071@yandex.com``): it names an account, which its own recognizer takes whole. A later
+    word of a handle (``mangham`` in ``@katie_mangham``) may be a person's surname and is looked up."""
+    return bool(tok[0]) and text[tok[0] - 1] in "@#" or _LOCAL_PART.match(text, tok[1]) is not None
 
 
 def _tokens(text):

@@ -190,8 +190,8 @@ def report(sets, results, secs, words):
                     row += [_f(c / tot), _f(full / n), _f(p[0] / p[1]) if p else ""]
                 print("| " + " | ".join(row) + " |")
     print("\nPrecision of the detected labels not in the table (share overlapping a labelled entity):")
+    shown = {(s, t) for (s, t, c), a in scores[systems[0]][0].items() if c == "all" and a[3]}
     for k in systems:
-        shown = {(s, t) for (s, t, c), a in scores[systems[0]][0].items() if c == "all" and a[3]}
         extra = {f"{s}/{t}": f"{a / b:.2f} of {b}" for (s, t), (a, b) in sorted(scores[k][2].items())
                  if (s, t) not in shown}
         print(f"  {k}: {extra}")

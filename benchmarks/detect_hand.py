@@ -23,9 +23,11 @@ def hand_set(part: str = "hand"):
     out = []
     for row in doc["parts"][part]:
         text = row["text"]
-        gold = sorted({(m.start(), m.end(), kind) for value, kind in row["entities"]
-                       for m in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text)})
-        assert len(gold) >= len(row["entities"]), row  # every label is found in its sentence
+        found = {(value, kind): [(m.start(), m.end(), kind)
+                                 for m in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text)]
+                 for value, kind in row["entities"]}
+        assert all(found.values()), row  # every label is found in its sentence
+        gold = sorted({g for spans in found.values() for g in spans})
         for casing, cased in (("as written", text), ("lower", text.lower()), ("upper", text.upper())):
             if len(cased) != len(text):  # a character whose case changes length (ß): offsets would move
                 continue

@@ -140,8 +140,6 @@ class NameDetector:
 
     def detect(self, text: str) -> list[Detection]:
         toks = _tokens(text)
-        # a handle or hashtag (@united, #deflategate) is no name word
-        # nor is the local part of an e-mail address (the e-mail recognizer takes it whole)
         kinds = [None if account_word(text, t) else self._kind(text, t) for t in toks]
         ordinary = None
         out = []

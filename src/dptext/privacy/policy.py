@@ -36,14 +36,13 @@ only the characters outside it; detections of one label merge. A span's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from dptext.errors import ParameterError, PrivacyError
 from dptext.names import normalise_name
 from dptext.privacy import recognizers
 from dptext.privacy.detectors import (DEFAULT_SPACY_MODEL, SPACY_LABELS, WORDLIST_LABEL, SpacyDetector,
                                       WordList)
-from dptext.privacy.recognizers import Detection
+from dptext.privacy.spans import Span, merge_detections  # noqa: F401 - Span is re-exported
 
 GAZETTEER_LABELS = ("PERSON", "MEDICAL")
 POLICIES = ("all", "entities", "tiered")
@@ -51,95 +50,12 @@ REGEX_LABELS = recognizers.LABELS
 ENTITY_TYPES = tuple(dict.fromkeys(SPACY_LABELS + REGEX_LABELS + GAZETTEER_LABELS + (WORDLIST_LABEL,)))
 DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "DATE",
                  "EMAIL", "URL", "PHONE", "CARD", "IBAN", "ID", "IP", "ADDRESS", "MEDICAL", WORDLIST_LABEL)
-# rank of a label when detections overlap: the higher keeps its exact range
-_RANK = {"EMAIL": 4, "URL": 4, "CARD": 4, "IBAN": 4, "IP": 4, "PHONE": 3, "ID": 3, "ADDRESS": 2, "DATE": 2,
-         "MEDICAL": 1}
 _OPTIONS = {
     "all": (),
     "entities": ("entity_types", "wordlist", "spacy_model", "detectors"),
     "tiered": ("entity_types", "wordlist", "spacy_model", "detectors", "entity_epsilon"),
 }
 DETECTORS = ("spacy", "regex", "wordlist", "gazetteer")
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """``text[start:end]``: perturbed when ``private``, at ``epsilon`` (None = the mechanism's ε).
-
-    ``detector`` names the detector(s) that fired on a detected span
-    (``spacy``, ``regex``, ``wordlist``, joined by ``+``) and ``label`` its entity type.
-    """
-
-    start: int
-    end: int
-    private: bool
-    epsilon: float | None = None
-    detector: str | None = None
-    label: str | None = None
-
-
-def merge_detections(detections: list[Detection], text: str | None = None) -> list[Span]:
-    """Non-overlapping labelled spans covering every detected character, in text order.
-
-    Detections are taken by rank (:data:`_RANK`, then length): each keeps the
-    characters no higher-ranked detection took, so an email inside a longer
-    spaCy entity stays an ``EMAIL`` span. Touching or overlapping pieces of one
-    label merge; a span's ``detector`` names every detector that found it with that label.
-    With ``text``, a piece holding no letter or digit (``\\,`` left of a spaCy DATE whose digits a
-    PHONE took), or a piece of a numeric type holding no digit, joins the span it touches instead of standing
-    as an entity of its own: the same characters stay covered, and no empty DATE is reported.
-    """
-    owner: dict[int, int] = {}
-    order = sorted(range(len(detections)), key=lambda i: (-_RANK.get(detections[i].label, 0),
-                                                          -(detections[i].end - detections[i].start),
-                                                          detections[i].detector != "spacy", detections[i].start))
-    for i in order:
-        d = detections[i]
-        for c in range(d.start, d.end):
-            owner.setdefault(c, i)
-    out: list[Span] = []
-    cur = None  # [start, end, label]
-    for c in sorted(owner):
-        lab = detections[owner[c]].label
-        if cur is not None and c == cur[1] and lab == cur[2]:
-            cur[1] = c + 1
-            continue
-        if cur is not None:
-            out.append(cur)
-        cur = [c, c + 1, lab]
-    if cur is not None:
-        out.append(cur)
-    if text is not None:
-        out = _absorb_remnants(out, text)
-    spans = []
-    for s, e, lab in out:
-        names = "+".join(sorted({d.detector for d in detections if d.start < e and d.end > s and d.label == lab}))
-        spans.append(Span(s, e, True, None, names, lab))
-    return spans
-
-
-_NUMERIC = frozenset(("ID", "PHONE", "CARD", "IBAN", "IP"))  # types made of digits
-
-
-def _absorb_remnants(pieces: list[list], text: str) -> list[list]:
-    """Pieces without a letter or digit, and pieces of a numeric type without a digit (``-OFFICE`` left of an ID
-    ``2304-OFFICE`` whose digits a PHONE took), take the label of a touching neighbour; then touching pieces
-    merge."""
-    for k, p in enumerate(pieces):
-        piece = text[p[0]:p[1]]
-        if any(c.isalnum() for c in piece) and (p[2] not in _NUMERIC or any(c.isdigit() for c in piece)):
-            continue
-        if k and pieces[k - 1][1] == p[0] and any(c.isalnum() for c in text[pieces[k - 1][0]:pieces[k - 1][1]]):
-            p[2] = pieces[k - 1][2]
-        elif k + 1 < len(pieces) and pieces[k + 1][0] == p[1]:
-            p[2] = pieces[k + 1][2]
-    out: list[list] = []
-    for p in pieces:
-        if out and out[-1][1] == p[0] and out[-1][2] == p[2]:
-            out[-1][1] = p[1]
-        else:
-            out.append(list(p))
-    return out
 
 
 class Policy:

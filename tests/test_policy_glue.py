@@ -1,0 +1,59 @@
+"""An address that detectors found in parts: the numbers between the parts join them (policy.merge_detections).
+
+Sentences written for these tests; addresses in formats of Colombia, Taiwan, Indonesia and Greece.
+"""
+
+import pytest
+
+from dptext.privacy.policy import get_policy, merge_detections
+from dptext.privacy.recognizers import Detection
+
+
+def _det(text, *parts):
+    return [Detection(text.index(p), text.index(p) + len(p), label, "test") for p, label in parts]
+
+
+def _spans(text, dets):
+    return [(text[s.start:s.end], s.label) for s in merge_detections(dets, text)]
+
+
+@pytest.mark.parametrize("text,parts,covered", [
+    ("deliver to Carrera 16 # 2-1 Este today", [("Carrera", "PERSON"), ("Este", "PERSON")], "16 # 2-1"),
+    ("at Jalan Kendalsari No. 588, Yogyakarta", [("Jalan Kendalsari", "FAC"), ("Yogyakarta", "GPE")], "No. 588,"),
+    ("寄到雲林大安街330號1樓", [("雲林大安街", "ORG"), ("號", "ORG"), ("樓", "ORG")], "330號1"),
+    ("Ψάκας 13-02, ΤΚ 11572 Κιλκίς", [("Ψάκας", "PERSON"), ("ΤΚ 11572 Κιλκίς", "ADDRESS")], "13-02,"),
+])
+def test_numbers_between_two_parts_join_them(text, parts, covered):
+    spans = merge_detections(_det(text, *parts), text)
+    s = text.index(covered)
+    assert any(p.start <= s and s + len(covered) <= p.end for p in spans), _spans(text, _det(text, *parts))
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("John 25 and Mary 30 came", [("John", "PERSON"), ("Mary", "PERSON")]),           # a word in the gap
+    ("Ana, B., Rui came", [("Ana", "PERSON"), ("Rui", "PERSON")]),                     # no digit in the gap
+    ("Ana 12345678901234567 Rui", [("Ana", "PERSON"), ("Rui", "PERSON")]),            # longer than 16
+])
+def test_other_gaps_stay_public(text, parts):
+    spans = _spans(text, _det(text, *parts))
+    assert [s for s, _ in spans] == [p for p, _ in parts], spans
+
+
+def test_a_house_number_joins_the_place_after_it():
+    text = "we live at 759 Emerald Street now"
+    assert _spans(text, _det(text, ("Emerald Street", "ADDRESS"))) == [("759 Emerald Street", "ADDRESS")]
+    # not before a person, nor a number glued to a word ("A4 Paris")
+    text = "the 759 Emerald brothers"
+    assert _spans(text, _det(text, ("Emerald", "PERSON"))) == [("Emerald", "PERSON")]
+    text = "print on A4 Paris paper"
+    assert _spans(text, _det(text, ("Paris", "GPE"))) == [("Paris", "GPE")]
+
+
+def test_an_address_in_parts_is_covered_end_to_end():
+    text = "deliver it to Carrera 16 # 2-1 Este, Apartamento 38, 526361, La Unión, Nariño before noon"
+    spans = get_policy("entities").detect(text)
+    covered = {i for s in spans for i in range(s.start, s.end)}
+    addr = text[text.index("Carrera"):text.index(" before")]
+    # every letter and digit of it (the commas between its parts tell nothing)
+    missed = [c for i, c in enumerate(addr, text.index("Carrera")) if c.isalnum() and i not in covered]
+    assert missed == [], "".join(missed)

@@ -57,3 +57,25 @@ def test_an_address_in_parts_is_covered_end_to_end():
     # every letter and digit of it (the commas between its parts tell nothing)
     missed = [c for i, c in enumerate(addr, text.index("Carrera")) if c.isalnum() and i not in covered]
     assert missed == [], "".join(missed)
+
+
+@pytest.mark.parametrize("text,address", [
+    ("ship it to Calle 20 # 61-4 Sur before friday", "Calle 20 # 61-4 Sur"),         # Colombia
+    ("invoice: CL. 104C # 4H-67, BOGOTÁ", "CL. 104C # 4H-67"),
+    ("her flat is on carrera 9ª # 9-45 este now", "carrera 9ª # 9-45 este"),
+    ("kirim ke Jl. Sadang Serang No. 6, Bandung", "Jl. Sadang Serang No. 6"),          # Indonesia
+    ("alamat: gg. k.h. wahid hasyim no. 93", "gg. k.h. wahid hasyim no. 93"),
+])
+def test_colombian_and_indonesian_streets_are_addresses(text, address):
+    spans = get_policy("entities").detect(text)
+    s = text.index(address)
+    assert any(p.start <= s and s + len(address) <= p.end for p in spans), [(text[p.start:p.end], p.label)
+                                                                             for p in spans]
+
+
+def test_numbers_around_a_word_of_another_script_join_it():
+    text = "send it to 93576 連江市自立巷829號之4 please"
+    dets = _det(text, ("連江市自立巷829號之", "PERSON"))
+    assert _spans(text, dets) == [("93576 連江市自立巷829號之4", "PERSON")]
+    text = "we paid 500 for the 12 rooms"  # Latin words: no number joins
+    assert _spans(text, _det(text, ("rooms", "PERSON"))) == [("rooms", "PERSON")]

@@ -1,7 +1,9 @@
 """Address anchors of formats beyond the US, UK and western continental ones (used by :mod:`.addresses`).
 
 * strong: a house number after ``H.No.`` / ``house no.`` (India), an Indian street line (``772, Bir Path``,
-  ``49/25, Mitter Nagar``) and a numbered street with its house number's mark (``Calle 6 N° 1992``);
+  ``49/25, Mitter Nagar``), a numbered street with its house number's mark (``Calle 6 N° 1992``), a Colombian
+  street with its crossing and number (``Calle 20 # 61-4 Sur``, ``Cl. 104C # 4H-67``) and an Indonesian street
+  with its number (``Jl. Sadang Serang No. 6``);
 * tails: an Australian state or territory and its 4-digit postcode after a comma (``, WA, 2865``, ``, vic
   3000``), and after a comma a town with a 6-digit code (``, Faridabad 127428``, ``, Maheshtala-436604``,
   ``, Bragadiru, 307403``: India, Romania, Russia, China); the town and street segments before a tail join the
@@ -27,6 +29,13 @@ HOUSE_NO = re.compile(r"\b(?:h\.\s?no\.?|house\s+no\.?)\s*\d{1,5}[a-z]?(?:/\d{1,
 # a numbered street with its house number's mark: "Calle 6 N° 1992", "Av. 7 N° 2499", "DIAGONAL 9 N° 982"
 NUMBERED_STREET = re.compile(r"(?<![\w-])(?:calle|carrera|cra\.|transversal|diagonal|diag\.|avenida|av\.|blv\.)\s{1,3}"
                              r"\d{1,3}\s{1,3}(?:n[°º]|nr\.?|no\.)\s?\d{1,5}\b", re.IGNORECASE)
+# a Colombian street address: "Calle 20 # 61-4 Sur", "Cl. 104C # 4H-67", "Carrera 9ª # 9-45 Este", "Cr. 7 Bis # 71-4"
+HASH_STREET = re.compile(r"(?<![\w-])(?:calle|carrera|cl\.|cll\.|cr\.|cra\.|kr\.|transversal|tv\.|diagonal|dg\.|avenida|"
+                         r"av\.)\s{1,3}\d{1,3}[a-z]?[ªº]?(?:\s+bis)?\s{0,3}#\s{0,3}\d{1,3}[a-z]?-\d{1,3}"
+                         r"(?:\s+(?:sur|este|norte|oeste))?(?![\w-])", re.IGNORECASE)
+# an Indonesian street with its house number: "Jl. Sadang Serang No. 6", "Gg. K.H. Wahid Hasyim No. 93"
+ID_STREET = re.compile(r"(?<![\w-])(?:jl|jln|gg)\.[ \t]{0,2}(?:[^\W\d_][\w.'’]*[ \t]){1,4}no\.[ \t]?\d{1,5}[a-z]?\b",
+                       re.IGNORECASE)
 _TOWN_WORD = r"(?!(?:19|20)\d\d)[^\W\d_][\w'’.]{1,30}(?:-[^\W\d_][\w'’.]{1,30})?"
 # an Indian street line: house number (with a flat), a comma, a name and a locality word ("772, Bir Path")
 INDIAN_STREET = re.compile(rf"(?<![\w/-])\d{{1,5}}(?:/\d{{1,5}})?,[ \t]{{1,3}}(?:{_TOWN_WORD}[ \t]){{1,2}}"
@@ -45,7 +54,8 @@ UNIT_MARK = re.compile(r"\b(?:bl|sc|ap|et|edif|depto|dpto|dto)\.[ \t]?\d{1,4}[a-
 def anchors(text: str, common):
     """``(start, end, kind)`` of the anchors above, kind one of strong, tail, postcode, unit. ``common(word)``
     tells a frequent English word: a town that is one is no town ("order 552341")."""
-    for kind, pat in (("strong", HOUSE_NO), ("strong", NUMBERED_STREET), ("strong", INDIAN_STREET),
+    for kind, pat in (("strong", HOUSE_NO), ("strong", NUMBERED_STREET), ("strong", HASH_STREET), ("strong", ID_STREET),
+                      ("strong", INDIAN_STREET),
                       ("tail", AU_TAIL), ("postcode", EIRCODE), ("postcode", PT_POSTCODE), ("unit", UNIT_MARK)):
         for m in pat.finditer(text):
             yield m.start(), m.end(), kind

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from dptext.privacy.recognizers import Detection
+from dptext.privacy.scripts import _latin
 
 # rank of a label when detections overlap: the higher keeps its exact range
 _RANK = {"EMAIL": 4, "URL": 4, "CARD": 4, "IBAN": 4, "IP": 4, "PHONE": 3, "ID": 3, "ADDRESS": 2, "DATE": 2,
@@ -96,6 +97,14 @@ def _absorb_remnants(pieces: list[list], text: str) -> list[list]:
 _SEP = r"[\s,#/.:;()ªº°–-]"
 _NUMBERS = re.compile(rf"(?:{_SEP}*(?:[Nn][oOº°]\.?|[^\W\d_]|[^\W\d_]?\d[\w/-]*)(?!\w))+{_SEP}*")
 _PLACES = frozenset(("ADDRESS", "GPE", "LOC", "FAC"))
+_DIGITS = re.compile(r"\d+(?:-\d+)*")
+
+
+def _foreign(ch: str) -> bool:
+    """A letter of a script other than Latin (an address in CJK, Greek, Cyrillic … is written without spaces)."""
+    return ch.isalpha() and not ch.isascii() and not _latin(ch)
+
+
 _HOUSE = re.compile(r"\d[\w/-]{0,8}[ \t]")
 
 
@@ -103,7 +112,9 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
     """The numbers and codes between two detected pieces join the piece before them, when the gap holds a
     digit and nothing but numbers, codes, single letters, ``No.`` and address punctuation, at most 16
     characters: the house and flat numbers of an address that detectors found in parts (``Carrera 16 # 2-1
-    Este``, ``雲林大安街330號1樓``, ``8435 A Emerald Street``). A house number right before a place joins it."""
+    Este``, ``雲林大安街330號1樓``, ``Jalan Kendalsari No. 588, Yogyakarta``). A house number or postcode right
+    before a place, or before a word of a script other than Latin, joins it (``759 Emerald Street``, ``93576
+    連江市``), and so do digits written on to the end of such a word (``號之4``)."""
     out: list[list] = []
     for p in pieces:
         p = list(p)
@@ -111,12 +122,14 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
             gap = text[out[-1][1]:p[0]]
             if 0 < len(gap) <= 16 and any(c.isdigit() for c in gap) and _NUMBERS.fullmatch(gap):
                 out[-1][1] = p[0]
-        if p[2] in _PLACES:
+        if _foreign(text[p[0]]) or p[2] in _PLACES:
             for k in range(max(0, p[0] - 10), p[0]):  # a house number that ends at the place
                 m = _HOUSE.fullmatch(text, k, p[0])
                 if m and (k == 0 or not text[k - 1].isalnum()) and not (out and out[-1][1] > k):
                     p[0] = k
                     break
+        if _foreign(text[p[1] - 1]) and (m := _DIGITS.match(text, p[1])):
+            p[1] = m.end()
         if out and out[-1][1] == p[0] and out[-1][2] == p[2]:
             out[-1][1] = p[1]
         else:

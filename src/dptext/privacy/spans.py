@@ -37,7 +37,8 @@ def merge_detections(detections: list[Detection], text: str | None = None) -> li
     label merge; a span's ``detector`` names every detector that found it with that label.
     With ``text``, a piece holding no letter or digit (``\\,`` left of a spaCy DATE whose digits a
     PHONE took), or a piece of a numeric type holding no digit, joins the span it touches instead of standing
-    as an entity of its own: the same characters stay covered, and no empty DATE is reported.
+    as an entity of its own: the same characters stay covered, and no empty DATE is reported; and the numbers
+    of an address found in parts join its parts (:func:`_glue_numbers`).
     """
     owner: dict[int, int] = {}
     order = sorted(range(len(detections)), key=lambda i: (-_RANK.get(detections[i].label, 0),

@@ -76,6 +76,11 @@ _PERSON_VERBS = frozenset("lives lived said says wrote writes asked replied conf
 _LIST_GAPS = (", ", " and ", ", and ", " & ", " or ", " / ")
 
 
+def tagged(text, tok) -> bool:
+    """``tok`` opens a handle or a hashtag (``@united``, ``#deflategate``)."""
+    return text[tok[0] - 1:tok[0]] in ("@", "#")
+
+
 def _owned(word):
     """``word`` is a determiner or a possessive: the noun after it is a common noun (``her doctor``, ``the
     company's boss``), no name."""
@@ -95,7 +100,7 @@ def _strengthen(text, toks, kinds, lex):
     for i in range(n - 1):
         w = toks[i][2]
         if toks[i + 1][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
-                and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#") \
+                and not tagged(text, toks[i]) \
                 and not (i and _owned(toks[i - 1][2])) and kinds[i] is not None:
             if kinds[i] in ("unknown", "last-common", "first-common"):
                 kinds[i] = "first" if kinds[i].startswith("first") else "last"
@@ -108,7 +113,7 @@ def _strengthen(text, toks, kinds, lex):
     for i in range(n - 1):
         if toks[i][2].endswith("'s") and toks[i + 1][2] in _KIN and text[toks[i][1]:toks[i + 1][0]] == " " \
                 and kinds[i] in ("first-common", "last-common", "last-rare", "unknown") \
-                and not (i and _owned(toks[i - 1][2])) and text[toks[i][0] - 1:toks[i][0]] not in ("@", "#"):
+                and not (i and _owned(toks[i - 1][2])) and not tagged(text, toks[i]):
             kinds[i] = "first" if kinds[i] == "first-common" else "last"
     i = 0
     while i < n:
@@ -135,7 +140,7 @@ def _strengthen(text, toks, kinds, lex):
         if x is not None and (kinds[x] in ("unknown", "first-common", "last-rare")
                               or kinds[x] == "last-common" and not lex.common(toks[x][2])) \
                 and not (x and _owned(toks[x - 1][2])) \
-                and text[toks[x][0] - 1:toks[x][0]] not in ("@", "#"):
+                and not tagged(text, toks[x]):
             kinds[x] = "first" if kinds[x] == "first-common" else "last"
     # two people joined by "and" / "&": beside a distinctive listed name, a word no English list knows or a listed
     # given name that is also a word is a name too ("esna and ilgı", "DAWN AND AMANDA")

@@ -48,7 +48,7 @@ import re
 import unicodedata
 
 from dptext.privacy.gazetteers import lexicon
-from dptext.privacy.name_cues import _DETERMINERS, _ROLES, _cued, _strengthen
+from dptext.privacy.name_cues import _DETERMINERS, _ROLES, _cued, _strengthen, tagged
 from dptext.privacy.name_vectors import THRESHOLD, name_like, score, table
 from dptext.privacy.recognizers import Detection
 from dptext.privacy.scripts import foreign_words
@@ -95,7 +95,7 @@ def account_word(text, tok) -> bool:
     """The first word of a handle or a hashtag, or a word of an e-mail local part (``@united``, ``#deflategate``,
     ``kathy`` in ``kathy2071@yandex.com``): it names an account, which its own recognizer takes whole. A later
     word of a handle (``mangham`` in ``@katie_mangham``) may be a person's surname and is looked up."""
-    return bool(tok[0]) and text[tok[0] - 1] in "@#" or _LOCAL_PART.match(text, tok[1]) is not None
+    return tagged(text, tok) or _LOCAL_PART.match(text, tok[1]) is not None
 
 
 def _tokens(text):
@@ -173,7 +173,7 @@ class NameDetector:
         # unlisted word no word list knows is a given name: "iwo mateusiak"
         for k in range(len(toks) - 1):
             if kinds[k + 1] == "last" and kinds[k] is None and _adjacent(text, toks[k], toks[k + 1]) \
-                    and text[toks[k][0] - 1:toks[k][0]] not in ("@", "#"):
+                    and not tagged(text, toks[k]):
                 w = toks[k][2]
                 if not (w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3 or self.lex.common(w)):
                     kinds[k] = "first-common"

@@ -182,7 +182,7 @@ class NameDetector:
                     kinds[k + 1] in ("first", "last") or kinds[k + 1] == "unknown" and _proper_mid(text, toks[k])
                     and not self.lex.is_word(toks[k + 1][2][:-1])) \
                     and (k + 2 == len(toks) or kinds[k + 2] is None or not _adjacent(text, toks[k + 1], toks[k + 2])) \
-                    and (ordinary := has_ordinary_casing(text) if ordinary is None else ordinary):
+                    and ordinary:
                 # "Peace Ibrahim", ", Blessing Olawale": a listed word in title case before a one-word name (a full
                 # name after it has its title: "Minister Ariel Sharon"; nor before a word one letter longer than an
                 # English word: "Late Flightr")
@@ -192,7 +192,7 @@ class NameDetector:
                 if w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3:
                     continue
                 proper = text[toks[k + 1][0]].isupper() and not text[toks[k + 1][0]:toks[k + 1][1]].isupper()
-                if not self.lex.common(w) or proper and (ordinary := has_ordinary_casing(text)):
+                if not self.lex.common(w) or proper and ordinary:
                     kinds[k + 1] = "last-common"
         _strengthen(text, toks, kinds, self.lex)
         frequent = [self.lex.common(t[2]) for t in toks]
@@ -246,7 +246,6 @@ class NameDetector:
                     and kinds[keep[0]].endswith(("-rare", "-common")):
                 keep = None  # "the app", "your app": a weak name word after a determiner is a noun
             if keep and not titled:
-                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
                 lower = [k for k in keep if not text[toks[k][0]].isupper()]
                 if ordinary and lower and (
                         all(kinds[k] == "unknown" for k in keep)  # unlisted words: only as proper nouns
@@ -257,7 +256,6 @@ class NameDetector:
             if keep is None:
                 # in cased text, a proper noun inside a sentence that no list knows or only a rare surname is:
                 # "Delivery for Folch at", "early Holappa", "Holtzer music"; not "Late Flightr" (a capitalized pair)
-                ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
                 for k in range(start, j + 1) if ordinary else ():
                     if (kinds[k] in ("unknown", "last-rare") or _lone_proper(text, toks, kinds, k, self.lex)) \
                             and _proper_mid(text, toks[k]) and (k == start or text[toks[k - 1][0]].islower()):
@@ -316,10 +314,10 @@ def _lone_proper(text, toks, kinds, k, lex):
         k + 1 == len(toks) or text[toks[k + 1][0]].islower() or text[toks[k][1]:toks[k + 1][0]].strip() != "")
 
 
-def _opens(text, tok):
-    """``tok`` opens the text, a sentence or a line."""
+def _opens(text, tok, marks=".!?"):
+    """``tok`` opens the text, a line or a sentence (after one of ``marks``)."""
     before = text[:tok[0]].rstrip()
-    return not before or before[-1] in ".!?" or "\n" in text[len(before):tok[0]]
+    return not before or before[-1] in marks or "\n" in text[len(before):tok[0]]
 
 
 def _proper_mid(text, tok):
@@ -327,13 +325,13 @@ def _proper_mid(text, tok):
     s, e, _ = tok
     word = text[s:e]
     # one capital then lower case ("JetBlue", "Alt-J", "OH-ing" are brands or shouts); no handle or month
-    if e - s < 3 or not word[0].isupper() or not word[1:].replace("'", "").replace("’", "").islower() \
-            or word.casefold().rstrip(".") in _CALENDAR or text[s - 1:s] in ("_", "@", "#"):
+    if e - s < 3 or not _title(text, tok) or word.casefold().rstrip(".") in _CALENDAR \
+            or text[s - 1:s] in ("_", "@", "#"):
         return False
     before = text[:s].rstrip()
     if before.rsplit(None, 1)[-1:] and before.rsplit(None, 1)[-1].casefold() in _DETERMINERS:
         return False  # "the App store", "a Coachella ticket": a determiner does not go before a name
-    return bool(before) and before[-1] not in ".!?:;\"'(“‘-–—*#@|/>" and "\n" not in text[len(before):s]
+    return not _opens(text, tok, ".!?:;\"'(“‘-–—*#@|/>")  # nor opens a sentence, a line or a quotation
 
 
 def _title(text, tok):

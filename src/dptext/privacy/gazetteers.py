@@ -160,6 +160,17 @@ def _given_names(path: Path) -> set[str]:
     return out
 
 
+def _closure(roots, hypo, skip=frozenset()) -> set:
+    """``roots`` and every synset below them (hyponyms and instances), less those in ``skip`` and below them."""
+    out, stack = set(), list(roots)
+    while stack:
+        o = stack.pop()
+        if o not in out and o not in skip:
+            out.add(o)
+            stack.extend(hypo.get(o, ()))
+    return out
+
+
 def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set]:
     """WordNet lemmas in the hyponym closure of the medical roots, per-lemma tagged counts, the noun words
     written in lower case somewhere, and the one-word names of body parts (``knee``, ``spine``)."""
@@ -183,12 +194,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set]:
         return o in health or depth < 20 and any(about_health(h, depth + 1) for h in hyper.get(o, ()))
     roots = [o for o, ws in words.items() if lex[o] == _NOUN_STATE and any(w.lower() in _MEDICAL_ROOTS for w in ws)
              and about_health(o)]
-    seen, stack = set(), list(roots)
-    while stack:
-        o = stack.pop()
-        if o not in seen:
-            seen.add(o)
-            stack.extend(hypo.get(o, ()))
+    seen = _closure(roots, hypo)
     kept = {o for o in seen if lex[o] in (_NOUN_STATE, _NOUN_BODY)}
     # a condition WordNet files elsewhere right under a kept one: "autism" (noun.cognition) under "syndrome",
     # "menorrhagia" (noun.process)
@@ -196,12 +202,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set]:
     # care and events of health filed outside noun.state: operations and therapies (noun.act), an abortion or a
     # miscarriage (noun.act), a pregnancy (noun.state, beside the illnesses), an injury as an event (noun.event:
     # "concussion")
-    stack, care = [o for o, ws in words.items() if (ws[0].lower(), lex[o]) in _CARE_ROOTS], set()
-    while stack:
-        o = stack.pop()
-        if o not in seen and o not in care:
-            care.add(o)
-            stack.extend(hypo.get(o, ()))
+    care = _closure([o for o, ws in words.items() if (ws[0].lower(), lex[o]) in _CARE_ROOTS], hypo, seen)
     med, tot = {}, {}
     for line in sense.read_text(encoding="utf-8").splitlines():
         key, off, _num, cnt = line.split()
@@ -220,12 +221,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set]:
                                      for x in lemma.split("_"))):
                 continue  # "ppp", "spaying", "taking apart": words with other uses
             terms.add(lemma.replace("_", " "))
-    stack, parts = [o for o, ws in words.items() if ws[0] == "body_part" and lex[o] == _NOUN_BODY], set()
-    while stack:
-        o = stack.pop()
-        if o not in parts:
-            parts.add(o)
-            stack.extend(hypo.get(o, ()))
+    parts = _closure([o for o, ws in words.items() if ws[0] == "body_part" and lex[o] == _NOUN_BODY], hypo)
     body = {w.lower() for o in parts for w in words[o] if "_" not in w and not w[:1].isupper() and len(w) > 2}
     return terms, tot, lower, body
 

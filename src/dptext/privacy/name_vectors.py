@@ -86,6 +86,8 @@ def _build(lex) -> tuple[np.ndarray, np.ndarray]:
 def table(lex) -> tuple[np.ndarray, np.ndarray]:
     """(sorted words as UTF-8 bytes, p(name)): built on first use, then memory-mapped from the cache."""
     global _table
+    if _table is not None:  # built: no lock on the per-word path
+        return _table
     with _lock:
         if _table is not None:
             return _table

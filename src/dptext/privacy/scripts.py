@@ -17,6 +17,12 @@ def _latin(ch: str) -> bool:
     return unicodedata.name(ch, "").startswith("LATIN")
 
 
+def foreign_letter(ch: str) -> bool:
+    """``ch`` is a letter of a script other than Latin (an address in CJK, Greek, Cyrillic … is written without
+    spaces between its name and its numbers)."""
+    return ch.isalpha() and not ch.isascii() and not _latin(ch)
+
+
 def foreign_words(text: str):
     """(start, end) of each run of letters (and their marks) of a script other than Latin."""
     if text.isascii():

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from dptext.privacy.recognizers import Detection
-from dptext.privacy.scripts import _latin
+from dptext.privacy.scripts import foreign_letter
 
 # rank of a label when detections overlap: the higher keeps its exact range
 _RANK = {"EMAIL": 4, "URL": 4, "CARD": 4, "IBAN": 4, "IP": 4, "PHONE": 3, "ID": 3, "ADDRESS": 2, "DATE": 2,
@@ -84,6 +84,11 @@ def _absorb_remnants(pieces: list[list], text: str) -> list[list]:
             p[2] = pieces[k - 1][2]
         elif k + 1 < len(pieces) and pieces[k + 1][0] == p[1]:
             p[2] = pieces[k + 1][2]
+    return _join_touching(pieces)
+
+
+def _join_touching(pieces: list[list]) -> list[list]:
+    """Touching pieces of one label as one piece (new lists; ``pieces`` in text order)."""
     out: list[list] = []
     for p in pieces:
         if out and out[-1][1] == p[0] and out[-1][2] == p[2]:
@@ -94,18 +99,12 @@ def _absorb_remnants(pieces: list[list], text: str) -> list[list]:
 
 
 # between two detected pieces: numbers and codes ("16 # 2-1", "No. 588", "330"), single letters and address
-# punctuation only, with a digit; a place's label before a house number ("at 759 Emerald St")
+# punctuation only, with a digit
 _SEP = r"[\s,#/.:;()ªº°–-]"
 _NUMBERS = re.compile(rf"(?:{_SEP}*(?:[Nn][oOº°]\.?|[^\W\d_]|[^\W\d_]?\d[\w/-]*)(?!\w))+{_SEP}*")
 _PLACES = frozenset(("ADDRESS", "GPE", "LOC", "FAC"))
 _DIGITS = re.compile(r"\d+(?:-\d+)*")
-
-
-def _foreign(ch: str) -> bool:
-    """A letter of a script other than Latin (an address in CJK, Greek, Cyrillic … is written without spaces)."""
-    return ch.isalpha() and not ch.isascii() and not _latin(ch)
-
-
+# a house number before a place ("at 759 Emerald St")
 _HOUSE = re.compile(r"\d[\w/-]{0,8}[ \t]")
 
 
@@ -123,16 +122,13 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
             gap = text[out[-1][1]:p[0]]
             if 0 < len(gap) <= 16 and any(c.isdigit() for c in gap) and _NUMBERS.fullmatch(gap):
                 out[-1][1] = p[0]
-        if _foreign(text[p[0]]) or p[2] in _PLACES:
+        if foreign_letter(text[p[0]]) or p[2] in _PLACES:
             for k in range(max(0, p[0] - 10), p[0]):  # a house number that ends at the place
                 m = _HOUSE.fullmatch(text, k, p[0])
                 if m and (k == 0 or not text[k - 1].isalnum()) and not (out and out[-1][1] > k):
                     p[0] = k
                     break
-        if _foreign(text[p[1] - 1]) and (m := _DIGITS.match(text, p[1])):
+        if foreign_letter(text[p[1] - 1]) and (m := _DIGITS.match(text, p[1])):
             p[1] = m.end()
-        if out and out[-1][1] == p[0] and out[-1][2] == p[2]:
-            out[-1][1] = p[1]
-        else:
-            out.append(p)
-    return out
+        out.append(p)
+    return _join_touching(out)

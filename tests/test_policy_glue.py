@@ -79,3 +79,11 @@ def test_numbers_around_a_word_of_another_script_join_it():
     assert _spans(text, dets) == [("93576 連江市自立巷829號之4", "PERSON")]
     text = "we paid 500 for the 12 rooms"  # Latin words: no number joins
     assert _spans(text, _det(text, ("rooms", "PERSON"))) == [("rooms", "PERSON")]
+
+
+def test_digits_after_a_word_of_another_script_stop_at_the_next_piece():
+    # the digits written on to 號之 join it only up to where an ID found in them begins: no two spans overlap
+    text = "寄到連江市829號之4567 x"
+    spans = merge_detections(_det(text, ("連江市829號之", "PERSON"), ("567", "ID")), text)
+    assert [(text[s.start:s.end], s.label) for s in spans] == [("連江市829號之4", "PERSON"), ("567", "ID")]
+    assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))

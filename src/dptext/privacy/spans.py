@@ -116,7 +116,7 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
     before a place, or before a word of a script other than Latin, joins it (``759 Emerald Street``, ``93576
     連江市``), and so do digits written on to the end of such a word (``號之4``)."""
     out: list[list] = []
-    for p in pieces:
+    for i, p in enumerate(pieces):
         p = list(p)
         if out:
             gap = text[out[-1][1]:p[0]]
@@ -129,6 +129,6 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
                     p[0] = k
                     break
         if foreign_letter(text[p[1] - 1]) and (m := _DIGITS.match(text, p[1])):
-            p[1] = m.end()
+            p[1] = min(m.end(), pieces[i + 1][0]) if i + 1 < len(pieces) else m.end()  # up to the next piece
         out.append(p)
     return _join_touching(out)

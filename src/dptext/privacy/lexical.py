@@ -174,7 +174,9 @@ class MedicalDetector:
     def _term_at(self, words, i):
         for k in range(min(self.max_len, len(words) - i), 0, -1):
             key = tuple(words[i : i + k])
-            if key in self.terms or any(key[:-1] + (f,) in self.terms for f in _singular(key[-1])):
+            # a place is no plural ("Wales" is no more than one "wale")
+            if key in self.terms or key[-1] not in self.lex.places and any(
+                    key[:-1] + (f,) in self.terms for f in _singular(key[-1])):
                 return k
         return 0
 
@@ -224,7 +226,8 @@ def recase(text: str, names: NameDetector) -> str:
 
     In text with ordinary casing, listed names written in lower or upper case are title-cased (an
     unlisted lower-case word there is rarely a name). In lower- or upper-case text, every upper-case
-    word is lower-cased first and every name-like word title-cased, so the copy reads like ordinary text.
+    word is lower-cased first and every name-like word, and every place that is no English word
+    (``edinburgh``), title-cased, so the copy reads like ordinary text.
     """
     chars = list(text)
     toks = _tokens(text)
@@ -234,6 +237,8 @@ def recase(text: str, names: NameDetector) -> str:
         if not (word.islower() or word.isupper()) or len(word) < 2:
             continue
         kind = names._kind(text, (s, e, w))
+        if kind is None and not ordinary and names.lex.is_place(w):
+            kind = "place"  # a place no English word list knows, written as a proper noun for spaCy: "edinburgh"
         if kind is None or kind.endswith("-common") and not word.isupper() or ordinary and kind == "unknown":
             if not ordinary and word.isupper() and len(word.lower()) == e - s:
                 chars[s:e] = word.lower()

@@ -149,7 +149,10 @@ class NameDetector:
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and (stem in lex.stop or lex.is_word(stem)):
             return None  # a contraction or possessive of a word: "it's", "can't", "i'm"
         if not lex.is_word(w) and not _derived(w, lex) and not _compound(w, lex):
-            return "last" if shaped else "unknown"
+            if shaped:
+                return "last"
+            # a place no name list holds is no unknown name word: "Perth", "Andorra's"
+            return None if lex.is_place(w) else "unknown"
         return None
 
     def detect(self, text: str) -> list[Detection]:
@@ -193,6 +196,13 @@ class NameDetector:
                     continue
                 proper = text[toks[k + 1][0]].isupper() and not text[toks[k + 1][0]:toks[k + 1][1]].isupper()
                 if not self.lex.common(w) or proper and ordinary:
+                    kinds[k + 1] = "last-common"
+            if ordinary and kinds[k] == "unknown" and kinds[k + 1] is None and _proper_mid(text, toks[k]) \
+                    and _title(text, toks[k + 1]) and _adjacent(text, toks[k], toks[k + 1]):
+                w = toks[k + 1][2]
+                if not (w in self.lex.stop or "'" in w or w in _GREETINGS or w in _CALENDAR or len(w) < 3):
+                    # a proper noun after an unlisted one: "to Siti Ramadan for" (a frequent word, "Ngubane Power",
+                    # is trimmed off the run's end as ever)
                     kinds[k + 1] = "last-common"
         _strengthen(text, toks, kinds, self.lex)
         frequent = [self.lex.common(t[2]) for t in toks]
@@ -306,11 +316,13 @@ class NameDetector:
 
 
 def _lone_proper(text, toks, kinds, k, lex):
-    """A listed name that is also an infrequent English word, capitalized between lower-case words (``for Fowler
-    at``); frequent words (``Late Flight``, ``Customer Service``) and a handful of census families are left out."""
+    """A listed name that is also an infrequent English word, or a given name that is also a frequent one,
+    capitalized between lower-case words or after a sentence's first word (``for Fowler at``, ``Without Min we``);
+    other frequent words (``Late Flight``, ``Customer Service``) and a handful of census families are left out."""
     w = toks[k][2]
-    return (kinds[k] or "").endswith("-common") and not lex.common(w) and w not in lex.rare and (
-        k == 0 or text[toks[k - 1][0]].islower()) and (
+    return (kinds[k] or "").endswith("-common") and (not lex.common(w) or kinds[k] == "first-common") \
+        and w not in lex.rare and (
+        k == 0 or text[toks[k - 1][0]].islower() or _opens(text, toks[k - 1])) and (
         k + 1 == len(toks) or text[toks[k + 1][0]].islower() or text[toks[k][1]:toks[k + 1][0]].strip() != "")
 
 

@@ -1,0 +1,78 @@
+"""Place names against person names, on sentences written for these tests.
+
+A geographic name no name list holds is no unlisted name word (``Perth``), is no plural of a condition
+(``Wales``), and in lower- or upper-case text is written as a proper noun in the copy spaCy reads, so the
+place is still found. Proper nouns and given names that casing marks inside a sentence are names.
+"""
+
+import pytest
+
+from dptext.privacy.lexical import MedicalDetector, NameDetector, recase
+from dptext.privacy.policy import get_policy
+
+
+@pytest.fixture(scope="module")
+def names():
+    return NameDetector()
+
+
+def _names(det, text):
+    return [text[d.start:d.end] for d in det.detect(text)]
+
+
+@pytest.mark.parametrize("text", [
+    "Flights from Perth were late again.",
+    "Andorra's ski season opened early.",
+    "We drove through Tegucigalpa before dawn.",
+])
+def test_a_place_no_name_list_holds_is_no_name(names, text):
+    assert _names(names, text) == []
+
+
+def test_an_unlisted_word_that_is_no_place_stays_a_name(names):
+    assert _names(names, "Flights from Ngubane were late again.") == ["Ngubane"]
+
+
+def test_a_place_is_no_plural_of_a_condition():
+    med = MedicalDetector()
+    assert [d.label for d in med.detect("He moved to Wales last spring.")] == []
+    assert [d.label for d in med.detect("She was treated for abscesses last spring.")] == ["MEDICAL"]
+
+
+@pytest.mark.parametrize("text,places", [
+    ("we flew from edinburgh to perth on a nice day", ["Edinburgh", "Perth"]),
+    ("WE FLEW FROM EDINBURGH TO PERTH", ["Edinburgh", "Perth"]),
+])
+def test_uncased_places_are_proper_nouns_for_spacy(names, text, places):
+    copy = recase(text, names)
+    assert len(copy) == len(text)
+    for p in places:
+        assert p in copy
+    assert "nice" in copy or "Nice" not in copy  # an English word that is also a town keeps its case
+
+
+def test_an_uncased_place_is_detected_by_the_policy():
+    text = "the parcel went from 12 high street, eh1 1yz edinburgh to the wrong house"
+    spans = get_policy("entities").detect(text)
+    covered = {i for s in spans for i in range(s.start, s.end)}
+    start = text.index("edinburgh")
+    assert all(i in covered for i in range(start, start + len("edinburgh")))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Thanks to Kemi Ramadan for the cake.", ["Kemi Ramadan"]),   # a proper noun after an unlisted one
+    ("Without Hope we would be lost.", ["Hope"]),                  # a given name that is a frequent word
+    ("Without Fowler we would be lost.", ["Fowler"]),              # ... after a sentence's first word
+])
+def test_names_casing_marks_inside_a_sentence(names, text, expected):
+    assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Without Power we are lost.", []),              # a frequent word that is no given name
+    ("The Customer Service line was busy.", []),     # capitalized common words
+    ("Send it to Ngubane Power tomorrow.", ["Ngubane"]),  # a frequent word after an unlisted proper noun
+    ("We all love Belgian Rose beer.", []),        # a given name inside a capitalized pair, not after an opener
+])
+def test_capitalized_frequent_words_are_no_names(names, text, expected):
+    assert _names(names, text) == expected

@@ -299,3 +299,21 @@ def test_the_surname_in_a_handle_stays_a_name_word():
 ])
 def test_the_owner_of_a_relative_is_a_person(names, text, expected):
     assert [text[d.start:d.end] for d in names.detect(text)] == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Reminder: Chidimma collects the kids today.", ["Chidimma"]),   # after a colon a capital says nothing
+    ("Update - Oyelaran signed the lease.", ["Oyelaran"]),           # ... nor after a dash
+    ("Topic: Bitcoin prices fell again.", []),                       # GloVe reads these as no names
+    ("Re: Facebook ads budget", []),
+])
+def test_after_a_colon_or_dash_glove_decides(names, text, expected):
+    assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("gift and her son arrived at noon", ["gift"]),   # a listed name that is a frequent word, before "and her"
+    ("GOODNESS AND HIS BROTHER LEFT", ["GOODNESS"]),  # (not before "and I": "coffee and I are old friends")
+])
+def test_a_frequent_word_before_and_his_or_her_is_a_person(names, text, expected):
+    assert _names(names, text) == expected

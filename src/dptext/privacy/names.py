@@ -79,6 +79,8 @@ _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu t
 # the rest of an e-mail local part after a word ("kathy" in "kathy2071@yandex.com", "maria" in "maria.l@x.org")
 _LOCAL_PART = re.compile(r"[\w.%+-]*@[A-Za-z0-9]")
 _GENERATIONAL = frozenset("jr sr ii iii iv".split())
+# marks after which a capital says nothing: the end of a sentence, a colon, a quotation, a dash, a list mark
+_OPENERS = ".!?:;\"'(“‘-–—*#@|/>"
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))
 # a letter may carry combining marks ("i̇" in "i̇brahim", Turkish İ lower-cased); inside a word an apostrophe may be
@@ -164,7 +166,7 @@ class NameDetector:
             # GloVe reads as a name, or a rare census surname it does, counts as a listed surname ("has anyone
             # seen prasetyo", "OLAWALE WON", "Lebedev won", "Asamoah won"); elsewhere its capital says more
             if kinds[k] in ("unknown", "last-rare") and len(w) > 3 and w not in _CALENDAR and (
-                    not ordinary or _opens(text, toks[k]) and _title(text, toks[k])) and (
+                    not ordinary or _opens(text, toks[k], _OPENERS) and _title(text, toks[k])) and (
                     name_like(w.removesuffix("'s"), self.lex) if kinds[k] == "unknown"
                     else (score(w.removesuffix("'s"), self.lex) or 0) >= THRESHOLD):
                 kinds[k] = "last"
@@ -343,7 +345,7 @@ def _proper_mid(text, tok):
     before = text[:s].rstrip()
     if before.rsplit(None, 1)[-1:] and before.rsplit(None, 1)[-1].casefold() in _DETERMINERS:
         return False  # "the App store", "a Coachella ticket": a determiner does not go before a name
-    return not _opens(text, tok, ".!?:;\"'(“‘-–—*#@|/>")  # nor opens a sentence, a line or a quotation
+    return not _opens(text, tok, _OPENERS)  # nor opens a sentence, a line or a quotation
 
 
 def _title(text, tok):

@@ -317,3 +317,15 @@ def test_after_a_colon_or_dash_glove_decides(names, text, expected):
 ])
 def test_a_frequent_word_before_and_his_or_her_is_a_person(names, text, expected):
     assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Gift Wakilongo stayed home with a cold.", ["Gift Wakilongo"]),   # a listed word opening a sentence before
+    ("Little Bitcoin news today.", []),                                # a word GloVe reads as a name; not here
+    ("adebayo and kestrel argued all night", ["adebayo", "kestrel"]),  # an infrequent word joined to a name
+    ("kowalczyk and village life", ["kowalczyk"]),                     # ... not a frequent one
+    ("Žemaitė Pimento was sent home.", ["Žemaitė Pimento"]),           # after letters English does not use
+    ("Šaltinis village is old", ["Šaltinis"]),                         # ... an infrequent word only
+])
+def test_words_beside_a_name_in_any_position(names, text, expected):
+    assert _names(names, text) == expected

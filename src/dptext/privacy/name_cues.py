@@ -152,5 +152,8 @@ def _strengthen(text, toks, kinds, lex):
         if b >= n or text[toks[a][1]:toks[b][0]].lower() not in (" and ", " & "):
             continue
         for x, y in ((a, b), (b, a)):
-            if kinds[x] in ("first", "last") and kinds[y] in ("unknown", "first-common"):
+            w = toks[y][2]
+            # an infrequent English word there is a name too: "chukwu and yogi"
+            rare = kinds[y] is None and len(w) > 2 and "'" not in w and not lex.common(w) and not tagged(text, toks[y])
+            if kinds[x] in ("first", "last") and (kinds[y] in ("unknown", "first-common") or rare):
                 kinds[y] = "first" if kinds[y] == "first-common" else "last"

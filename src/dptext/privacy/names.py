@@ -184,7 +184,9 @@ class NameDetector:
                     kinds[k] = "first-common"
             if kinds[k] in ("first-common", "last-common") and _adjacent(text, toks[k], toks[k + 1]) \
                     and _title(text, toks[k]) and _title(text, toks[k + 1]) and (
-                    kinds[k + 1] in ("first", "last") or kinds[k + 1] == "unknown" and _proper_mid(text, toks[k])
+                    kinds[k + 1] in ("first", "last") or kinds[k + 1] == "unknown" and (
+                        _proper_mid(text, toks[k]) or _opens(text, toks[k], _OPENERS)
+                        and name_like(toks[k + 1][2].removesuffix("'s"), self.lex))
                     and not self.lex.is_word(toks[k + 1][2][:-1])) \
                     and (k + 2 == len(toks) or kinds[k + 2] is None or not _adjacent(text, toks[k + 1], toks[k + 2])) \
                     and ordinary:
@@ -192,7 +194,9 @@ class NameDetector:
                 # name after it has its title: "Minister Ariel Sharon"; nor before a word one letter longer than an
                 # English word: "Late Flightr")
                 kinds[k] = "first"
-            if kinds[k] == "first" and kinds[k + 1] is None and _adjacent(text, toks[k], toks[k + 1]):
+            # a word with letters English does not use is as good as a given name here: "trīne salami"
+            if (kinds[k] == "first" or kinds[k] == "last" and not toks[k][2].isascii()) and kinds[k + 1] is None \
+                    and _adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
                 if w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3:
                     continue

@@ -329,3 +329,15 @@ def test_a_frequent_word_before_and_his_or_her_is_a_person(names, text, expected
 ])
 def test_words_beside_a_name_in_any_position(names, text, expected):
     assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("text jua when you land", ["jua"]),                      # verbs of reaching someone
+    ("SHOUTOUT TO HOPE FOR THE CAKE", ["HOPE"]),
+    ("jua owes me ten pounds", ["jua"]),                      # a person's verb after its subject
+    ("JUA PICKS UP THE KIDS AT FOUR", ["JUA"]),
+    ("call centre hours are long", []),                       # a frequent word after the verb
+    ("the cat picks fights", []),                             # no name word before the verb
+])
+def test_cues_of_messaging_and_errands(names, text, expected):
+    assert _names(names, text) == expected

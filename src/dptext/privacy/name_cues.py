@@ -28,7 +28,8 @@ _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names 
          "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka",
          # verbs whose object is a person: only a word no English list knows or a distinctive listed name follows
          "ask for", "remind", "reminded", "spoke with", "spoke to", "speak with", "speak to", "talk to",
-         "talked to", "pick up", "picked up", "drop off", "dropped off", "happy birthday",
+         "talked to", "pick up", "picked up", "drop off", "dropped off", "happy birthday", "text", "call", "email",
+         "ring", "message", "shoutout to", "shout out to", "kudos to", "props to",
          "auntie", "aunty", "grandma", "grandpa") + _ROLES
 _KIN = frozenset("son daughter wife husband kid kids child children mother father mom mum dad brother sister uncle "
                  "aunt grandson granddaughter grandmother grandfather grandma grandpa nephew niece cousin friend boss "
@@ -72,7 +73,7 @@ def _cued(text, toks, lex):
 # verbs whose subject is a person: the word before them, if no English word or a listed name, is a name
 _PERSON_VERBS = frozenset("lives lived said says wrote writes asked replied confirmed reported moved died married "
                           "told phoned emailed texted smiled laughed cried apologized apologised shouted whispered "
-                          "graduated retired resigned thanked hugged kissed".split())
+                          "graduated retired resigned thanked hugged kissed argued picks collects owes".split())
 _LIST_GAPS = (", ", " and ", ", and ", " & ", " or ", " / ")
 
 

@@ -341,3 +341,14 @@ def test_words_beside_a_name_in_any_position(names, text, expected):
 ])
 def test_cues_of_messaging_and_errands(names, text, expected):
     assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("so proud of #JaneGoodall today", ["JaneGoodall"]),   # a given name run into a surname
+    ("WHY IS #KATYPERRY TRENDING", ["KATYPERRY"]),
+    ("flying #VirginAmerica again", []),                  # a cut holds a place
+    ("@lindaevans thanks for the reply", []),              # a handle names an account
+    ("#DeflateGate is all over the news", []),             # no given name
+])
+def test_a_hashtag_that_runs_a_name_together(names, text, expected):
+    assert _names(names, text) == expected

@@ -288,6 +288,9 @@ class NameDetector:
                 out.append(Detection(begin, end, self.label, self.name))
             i = j + 1
         out.extend(Detection(s, e, self.label, self.name) for s, e in foreign_words(text))
+        # a hashtag that runs a given name into a surname: "#TomBrady" (a handle names an account, often a company's)
+        out.extend(Detection(s, e, self.label, self.name) for s, e, w in toks
+                   if text[s - 1:s] == "#" and _run_together(w, self.lex))
         return out
 
     @staticmethod
@@ -330,6 +333,15 @@ def _lone_proper(text, toks, kinds, k, lex):
         and w not in lex.rare and (
         k == 0 or text[toks[k - 1][0]].islower() or _opens(text, toks[k - 1])) and (
         k + 1 == len(toks) or text[toks[k + 1][0]].islower() or text[toks[k][1]:toks[k + 1][0]].strip() != "")
+
+
+def _run_together(w, lex):
+    """``w`` is a given name run into a surname that is no frequent English word (``tombrady``), the whole no English
+    word, and no cut of it holds a place (``virginamerica``, ``americanair``)."""
+    cuts = range(3, len(w) - 2)
+    if not w.isalpha() or lex.is_word(w) or any(w[:i] in lex.places or w[i:] in lex.places for i in cuts):
+        return False
+    return any(w[:i] in lex.first and w[i:] in lex.last and not lex.common(w[i:]) for i in cuts)
 
 
 def _opens(text, tok, marks=".!?"):

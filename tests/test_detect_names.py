@@ -352,3 +352,13 @@ def test_cues_of_messaging_and_errands(names, text, expected):
 ])
 def test_a_hashtag_that_runs_a_name_together(names, text, expected):
     assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("PEACE ALREADY SAID NO", ["PEACE"]),                  # an adverb between a person and their verb
+    ("grace already said no", ["grace"]),
+    ("the app just texted me", []),                        # a noun after a determiner stays a noun
+    ("the defendant wole adeyemi pleaded not guilty", ["wole adeyemi"]),   # a legal role before a name
+])
+def test_roles_and_adverbs_around_a_name(names, text, expected):
+    assert _names(names, text) == expected

@@ -29,7 +29,8 @@ _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names 
          # verbs whose object is a person: only a word no English list knows or a distinctive listed name follows
          "ask for", "remind", "reminded", "spoke with", "spoke to", "speak with", "speak to", "talk to",
          "talked to", "pick up", "picked up", "drop off", "dropped off", "happy birthday", "text", "call", "email",
-         "ring", "message", "shoutout to", "shout out to", "kudos to", "props to",
+         "ring", "message", "shoutout to", "shout out to", "kudos to", "props to", "plaintiff", "defendant",
+         "claimant", "witness", "beneficiary", "payable to", "pupil", "student", "employee", "owner", "driver",
          "auntie", "aunty", "grandma", "grandpa") + _ROLES
 _KIN = frozenset("son daughter wife husband kid kids child children mother father mom mum dad brother sister uncle "
                  "aunt grandson granddaughter grandmother grandfather grandma grandpa nephew niece cousin friend boss "
@@ -74,6 +75,7 @@ def _cued(text, toks, lex):
 _PERSON_VERBS = frozenset("lives lived said says wrote writes asked replied confirmed reported moved died married "
                           "told phoned emailed texted smiled laughed cried apologized apologised shouted whispered "
                           "graduated retired resigned thanked hugged kissed argued picks collects owes".split())
+_BETWEEN = frozenset("just already also still finally never has had then".split())
 _LIST_GAPS = (", ", " and ", ", and ", " & ", " or ", " / ")
 
 
@@ -100,12 +102,14 @@ def _strengthen(text, toks, kinds, lex):
     n = len(toks)
     for i in range(n - 1):
         w = toks[i][2]
-        if toks[i + 1][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
+        # an adverb or auxiliary may stand between: "anasa just texted", "KOWALCZYK HAS MOVED"
+        v = i + 2 if i + 2 < n and toks[i + 1][2] in _BETWEEN and text[toks[i + 1][1]:toks[i + 2][0]] == " " else i + 1
+        if toks[v][2] in _PERSON_VERBS and text[toks[i][1]:toks[i + 1][0]] == " " and len(w) > 1 \
                 and not tagged(text, toks[i]) \
                 and not (i and _owned(toks[i - 1][2])) and kinds[i] is not None:
             if kinds[i] in ("unknown", "last-common", "first-common"):
                 kinds[i] = "first" if kinds[i].startswith("first") else "last"
-            kinds[i + 1] = None  # the verb itself ("SAID", a listed name) is no name word here: "MARTIN SAID"
+            kinds[v] = None  # the verb itself ("SAID", a listed name) is no name word here: "MARTIN SAID"
             # a listed given name right before the subject is its first name: "angel martin lives", "ROSE HILL SAID"
             if i and kinds[i - 1] == "first-common" and kinds[i] in ("first", "last") \
                     and text[toks[i - 1][1]:toks[i][0]] == " " and not (i > 1 and _owned(toks[i - 2][2])):

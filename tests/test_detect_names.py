@@ -284,7 +284,7 @@ def test_the_word_before_and_his_or_her_is_a_person(names, text, expected):
 
 def test_the_surname_in_a_handle_stays_a_name_word():
     # "@katie_mangham" holds a person's name: its first word names the account, its surname is looked up
-    from dptext.privacy.names import _tokens, account_word
+    from dptext.privacy.names import account_word, tokens as _tokens
 
     text = "thanks @united and @katie_mangham, mail katie2071@yandex.com"
     assert [w for s, e, w in _tokens(text) if account_word(text, (s, e, w))] == ["united", "katie", "katie",

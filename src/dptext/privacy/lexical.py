@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 
 from dptext.privacy.gazetteers import lexicon
-from dptext.privacy.names import (  # noqa: F401 - NameDetector, TITLES, has_ordinary_casing are re-exported
-    _CALENDAR, TITLES, NameDetector, _tokens, account_word, has_ordinary_casing)
+from dptext.privacy.name_words import CALENDAR, has_ordinary_casing, tokens
+from dptext.privacy.names import TITLES, NameDetector, account_word  # noqa: F401 - re-exported
 from dptext.privacy.recognizers import Detection
 
 _HEADS = frozenset("disease diseases disorder disorders syndrome cancer carcinoma infection tumor tumour deficiency "
@@ -88,7 +88,7 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
         if d.detector == "spacy" and d.label in ("DATE", "TIME") and _DURATION.fullmatch(text[d.start:d.end]):
             d = None  # "8+ years", "three days ago": a length of time, no date
         elif d.detector == "spacy" and d.label in ("DATE", "TIME"):
-            d = _trim(text, d, lambda w: any(c.isdigit() for c in w) or w.casefold().strip(".") in _CALENDAR)
+            d = _trim(text, d, lambda w: any(c.isdigit() for c in w) or w.casefold().strip(".") in CALENDAR)
             if d is not None and (_BARE.fullmatch(text[d.start:d.end]) or _DURATION.fullmatch(text[d.start:d.end])
                                   or _not_a_year(text, d)):
                 d = None  # "the next 10 hrs" leaves "10", "a 12 TO 18 MONTH freeze" leaves "12 TO 18"
@@ -121,7 +121,7 @@ def _repeat(text, detections, names):
     if not persons:
         return detections
     lex = names.lex
-    toks = _tokens(text)
+    toks = tokens(text)
     inside = [any(d.start <= t[0] and t[1] <= d.end for d in persons) for t in toks]
     words = [t[2][:-2] if t[2].endswith("'s") else t[2] for t in toks]  # "shishani's" -> shishani
     # four letters or more ("hrs" is an abbreviation), and no negation split from its apostrophe ("doesn t")
@@ -138,7 +138,7 @@ def _widen(text, detections, names):
     persons = [d for d in detections if d.label == "PERSON"]
     if not persons:
         return detections
-    toks = _tokens(text)
+    toks = tokens(text)
     by_end = {t[1]: i for i, t in enumerate(toks)}
     by_start = {t[0]: i for i, t in enumerate(toks)}
     out = [d for d in detections if d.label != "PERSON"]
@@ -230,7 +230,7 @@ def recase(text: str, names: NameDetector) -> str:
     (``edinburgh``), title-cased, so the copy reads like ordinary text.
     """
     chars = list(text)
-    toks = _tokens(text)
+    toks = tokens(text)
     ordinary = has_ordinary_casing(text)
     for s, e, w in toks:
         word = text[s:e]

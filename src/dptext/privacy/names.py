@@ -39,31 +39,28 @@
 * where casing says nothing (lower- or upper-case text, the first word of a sentence), a word no list knows
   counts as a surname when GloVe reads it as a name or does not know it (``has anyone seen prasetyo``,
   ``OLAWALE WON``, ``Lebedev won``), and so does a rare census surname GloVe reads as a name
-  (:mod:`dptext.privacy.name_vectors`); words joined by hyphens (``tear-gas``) are no name words.
+  (:mod:`dptext.privacy.name_vectors`); words joined by hyphens (``tear-gas``) are no name words. A capital
+  says nothing after a colon, a dash or a quotation mark either (``Reminder: Chidimma collects``).
+* a place no name list holds (WordNet's geographic instances: ``Perth``, ``Andorra's``) is no unlisted name word.
+* a hashtag that runs a given name into a surname (``#TomBrady``) is a name; handles name accounts and are
+  left to their own recognizer.
+
+Word shapes, tokens and casing tests live in :mod:`dptext.privacy.name_words`.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.name_cues import _DETERMINERS, _ROLES, _cued, _strengthen, tagged
 from dptext.privacy.name_vectors import THRESHOLD, name_like, score, table
+from dptext.privacy.name_words import (  # noqa: F401 - tokens is re-exported
+    CALENDAR, OPENERS, SURNAME_SHAPE, adjacent, compound, derived, has_ordinary_casing, opens, proper_mid,
+    run_together, title_case, tokens)
 from dptext.privacy.recognizers import Detection
 from dptext.privacy.scripts import foreign_words
 
-# surname endings of many languages (Slavic, Baltic, Turkish, Italian, Nordic, Dutch, Greek, Armenian, Georgian,
-# Romanian, Finnish, Spanish): an unlisted word that no English word list knows and ends so is a surname
-_SURNAME_SHAPE = re.compile(
-    r"(?:[sc]ki|[sc]ka|[sc]ky|[sc]ká|[sc]ký|wicz|owicz|czyk|czak|[ijy]ak|chuk|czuk|enko|vić|vic|[čćc]ić|ová|ov|ova|"
-    r"aitis|auskas|avičius|ienė|ytė|oğlu|oglu|elli|[ie]ni|etti|otti|ucci|acci|azzi|ello|sson|ssen|[^s]sen|ström|"
-    r"strom|qvist|quist|gren|lund|stra|[ei]ma|inga|opoulos|akis|[ia]dis|[ia]des|[iy]an|shvili|dze|escu|eanu|nen|"
-    r"[aeiou]z|[ae]rek|[aá]lek|czek|ček|ák|ink|huis|ijk|mann|hofer|inger|"
-    # German and Nordic place-name surnames: "falkenrath", "blomkvist", "rosenfeld", "lindenau"
-    r"kvist|rath|bach|berg|stein|feld|dorf|hardt|meier|meyer|huber|bauer|brink|holm|dahl|strand|au)$")
-# an English word with a derivational ending ("driverless", "bookishness"): no name, though no list holds it
-_DERIVED = re.compile(r"(?:less|ness|ful|fully|able|ably|ship|hood|ment|ments|wise|ish|ly)$")
 # greetings, interjections and chat forms: closed classes of English that WordNet does not list, while some of
 # them are also listed names ("Oh", "Ok", "Ur", "Til")
 _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
@@ -72,22 +69,12 @@ _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincere
                        "tmr tho rn sike prev".split())
 # holidays are no one's name ("before Christmas")
 _HOLIDAYS = frozenset("christmas xmas easter thanksgiving halloween hanukkah ramadan diwali".split())
-_CALENDAR = frozenset("january february march april may june july august september october november december "
-                      "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
-                      "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn d' l' 't".split())
 # the rest of an e-mail local part after a word ("kathy" in "kathy2071@yandex.com", "maria" in "maria.l@x.org")
 _LOCAL_PART = re.compile(r"[\w.%+-]*@[A-Za-z0-9]")
 _GENERATIONAL = frozenset("jr sr ii iii iv".split())
-# marks after which a capital says nothing: the end of a sentence, a colon, a quotation, a dash, a list mark
-_OPENERS = ".!?:;\"'(“‘-–—*#@|/>"
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))
-# a letter may carry combining marks ("i̇" in "i̇brahim", Turkish İ lower-cased); inside a word an apostrophe may be
-# a left quotation mark, as in Uzbek names ("ulug‘bek")
-_LETTERS = r"(?:[^\W\d_][\u0300-\u036f]*)+"
-_TOKEN = re.compile(r"(?<![\w'’])[dDlL]['’](?=[ \t])|(?<=[vV][aA][nN] )['’][tT](?=[ \t])"
-                    rf"|{_LETTERS}(?:['’‘]{_LETTERS}|-{_LETTERS})*")
 _ABBREVIATED = frozenset("mr mrs ms mx dr prof mme mlle sra dott".split())  # titles that are no English word
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
                    "señor señora sr sra dott".split())
@@ -98,13 +85,6 @@ def account_word(text, tok) -> bool:
     ``kathy`` in ``kathy2071@yandex.com``): it names an account, which its own recognizer takes whole. A later
     word of a handle (``mangham`` in ``@katie_mangham``) may be a person's surname and is looked up."""
     return tagged(text, tok) or _LOCAL_PART.match(text, tok[1]) is not None
-
-
-def _tokens(text):
-    """(start, end, word) of each word; the word case-folded, composed, its apostrophes plain (a dotted capital
-    I lower-cased, ``i̇``, is looked up as ``i``)."""
-    return [(m.start(), m.end(), unicodedata.normalize("NFC", m.group(0)).casefold().replace("’", "'")
-             .replace("‘", "'").replace("i\u0307", "i")) for m in _TOKEN.finditer(text)]
 
 
 class NameDetector:
@@ -138,7 +118,7 @@ class NameDetector:
         if w in lex.stop or len(w) < 2 or w.endswith("n't") or w in _GREETINGS or w in _HOLIDAYS:
             return None  # "didn't", "hi": no name
         # a surname ending, or letters English does not use ("métivier", "ertaş"), in a word no word list knows
-        shaped = len(w) > 4 and _SURNAME_SHAPE.search(w) is not None or not w.isascii() and len(w) > 3
+        shaped = len(w) > 4 and SURNAME_SHAPE.search(w) is not None or not w.isascii() and len(w) > 3
         if first or last:
             base = w[:-2] if w.endswith("'s") else w.replace("'", "")  # "smith's" -> smith, "o'connor" -> oconnor
             # a surname that is also an English word ("maiden", "lingo", "guardian") is ambiguous like a frequent
@@ -150,7 +130,7 @@ class NameDetector:
         stem, _, clitic = w.partition("'")
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and (stem in lex.stop or lex.is_word(stem)):
             return None  # a contraction or possessive of a word: "it's", "can't", "i'm"
-        if not lex.is_word(w) and not _derived(w, lex) and not _compound(w, lex):
+        if not lex.is_word(w) and not derived(w, lex) and not compound(w, lex):
             if shaped:
                 return "last"
             # a place no name list holds is no unknown name word: "Perth", "Andorra's"
@@ -158,15 +138,15 @@ class NameDetector:
         return None
 
     def detect(self, text: str) -> list[Detection]:
-        toks = _tokens(text)
+        toks = tokens(text)
         kinds = [None if account_word(text, t) else self._kind(text, t) for t in toks]
         ordinary = has_ordinary_casing(text)
         for k, (_, _, w) in enumerate(toks):
             # where casing says nothing (uncased text, the first word of a sentence), a word no list knows that
             # GloVe reads as a name, or a rare census surname it does, counts as a listed surname ("has anyone
             # seen prasetyo", "OLAWALE WON", "Lebedev won", "Asamoah won"); elsewhere its capital says more
-            if kinds[k] in ("unknown", "last-rare") and len(w) > 3 and w not in _CALENDAR and (
-                    not ordinary or _opens(text, toks[k], _OPENERS) and _title(text, toks[k])) and (
+            if kinds[k] in ("unknown", "last-rare") and len(w) > 3 and w not in CALENDAR and (
+                    not ordinary or opens(text, toks[k], OPENERS) and title_case(text, toks[k])) and (
                     name_like(w.removesuffix("'s"), self.lex) if kinds[k] == "unknown"
                     else (score(w.removesuffix("'s"), self.lex) or 0) >= THRESHOLD):
                 kinds[k] = "last"
@@ -177,18 +157,18 @@ class NameDetector:
         # proper noun in cased text, is a surname: "gerald drub", "Maria Camps"; before a distinctive surname, an
         # unlisted word no word list knows is a given name: "iwo mateusiak"
         for k in range(len(toks) - 1):
-            if kinds[k + 1] == "last" and kinds[k] is None and _adjacent(text, toks[k], toks[k + 1]) \
+            if kinds[k + 1] == "last" and kinds[k] is None and adjacent(text, toks[k], toks[k + 1]) \
                     and not tagged(text, toks[k]):
                 w = toks[k][2]
                 if not (w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3 or self.lex.common(w)):
                     kinds[k] = "first-common"
-            if kinds[k] in ("first-common", "last-common") and _adjacent(text, toks[k], toks[k + 1]) \
-                    and _title(text, toks[k]) and _title(text, toks[k + 1]) and (
+            if kinds[k] in ("first-common", "last-common") and adjacent(text, toks[k], toks[k + 1]) \
+                    and title_case(text, toks[k]) and title_case(text, toks[k + 1]) and (
                     kinds[k + 1] in ("first", "last") or kinds[k + 1] == "unknown" and (
-                        _proper_mid(text, toks[k]) or _opens(text, toks[k], _OPENERS)
+                        proper_mid(text, toks[k]) or opens(text, toks[k], OPENERS)
                         and name_like(toks[k + 1][2].removesuffix("'s"), self.lex))
                     and not self.lex.is_word(toks[k + 1][2][:-1])) \
-                    and (k + 2 == len(toks) or kinds[k + 2] is None or not _adjacent(text, toks[k + 1], toks[k + 2])) \
+                    and (k + 2 == len(toks) or kinds[k + 2] is None or not adjacent(text, toks[k + 1], toks[k + 2])) \
                     and ordinary:
                 # "Peace Ibrahim", ", Blessing Olawale": a listed word in title case before a one-word name (a full
                 # name after it has its title: "Minister Ariel Sharon"; nor before a word one letter longer than an
@@ -196,24 +176,24 @@ class NameDetector:
                 kinds[k] = "first"
             # a word with letters English does not use is as good as a given name here: "trīne salami"
             if (kinds[k] == "first" or kinds[k] == "last" and not toks[k][2].isascii()) and kinds[k + 1] is None \
-                    and _adjacent(text, toks[k], toks[k + 1]):
+                    and adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
                 if w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3:
                     continue
                 proper = text[toks[k + 1][0]].isupper() and not text[toks[k + 1][0]:toks[k + 1][1]].isupper()
                 if not self.lex.common(w) or proper and ordinary:
                     kinds[k + 1] = "last-common"
-            if ordinary and kinds[k] == "unknown" and kinds[k + 1] is None and _proper_mid(text, toks[k]) \
-                    and _title(text, toks[k + 1]) and _adjacent(text, toks[k], toks[k + 1]):
+            if ordinary and kinds[k] == "unknown" and kinds[k + 1] is None and proper_mid(text, toks[k]) \
+                    and title_case(text, toks[k + 1]) and adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
-                if not (w in self.lex.stop or "'" in w or w in _GREETINGS or w in _CALENDAR or len(w) < 3):
+                if not (w in self.lex.stop or "'" in w or w in _GREETINGS or w in CALENDAR or len(w) < 3):
                     # a proper noun after an unlisted one: "to Siti Ramadan for" (a frequent word, "Ngubane Power",
                     # is trimmed off the run's end as ever)
                     kinds[k + 1] = "last-common"
         _strengthen(text, toks, kinds, self.lex)
         frequent = [self.lex.common(t[2]) for t in toks]
         while i < n:
-            titled = toks[i][2] in TITLES and i + 1 < n and _adjacent(text, toks[i], toks[i + 1], title=True)
+            titled = toks[i][2] in TITLES and i + 1 < n and adjacent(text, toks[i], toks[i + 1], title=True)
             start = i + 1 if titled else i
             if titled and kinds[start] is None and toks[start][2] not in self.lex.stop and (
                     text[toks[i][1]] == "." or toks[i][2] in _ABBREVIATED or not self.lex.common(toks[start][2])):
@@ -229,13 +209,13 @@ class NameDetector:
             j = start
             # a cued word starts its own run; a possessive ends one ("Anne's car")
             while j + 1 < n and j + 1 not in cued and not toks[j][2].endswith("'s"):
-                if kinds[j + 1] is not None and _adjacent(text, toks[j], toks[j + 1]):
+                if kinds[j + 1] is not None and adjacent(text, toks[j], toks[j + 1]):
                     j += 1
                     continue
                 p = j + 1  # particles reach over to the surname after them, whatever word that is
-                while p < n and toks[p][2] in _PARTICLES and _adjacent(text, toks[p - 1], toks[p]) and p - j < 3:
+                while p < n and toks[p][2] in _PARTICLES and adjacent(text, toks[p - 1], toks[p]) and p - j < 3:
                     p += 1
-                if p == j + 1 or p >= n or not _adjacent(text, toks[p - 1], toks[p]) or toks[p][2] in self.lex.stop:
+                if p == j + 1 or p >= n or not adjacent(text, toks[p - 1], toks[p]) or toks[p][2] in self.lex.stop:
                     break
                 j = p
             # inside a run, particles join a name to the word after them, which is then a surname whatever else
@@ -274,12 +254,12 @@ class NameDetector:
                 # "Delivery for Folch at", "early Holappa", "Holtzer music"; not "Late Flightr" (a capitalized pair)
                 for k in range(start, j + 1) if ordinary else ():
                     if (kinds[k] in ("unknown", "last-rare") or _lone_proper(text, toks, kinds, k, self.lex)) \
-                            and _proper_mid(text, toks[k]) and (k == start or text[toks[k - 1][0]].islower()):
+                            and proper_mid(text, toks[k]) and (k == start or text[toks[k - 1][0]].islower()):
                         out.append(Detection(toks[k][0], toks[k][1], self.label, self.name))
             if keep:
                 begin, k0 = toks[keep[0]][0], keep[0]
                 if k0 in cued and k0 and toks[k0 - 1][2] in _ROLES and kinds[k0 - 1] in ("first", "first-common") \
-                        and _adjacent(text, toks[k0 - 1], toks[k0]):
+                        and adjacent(text, toks[k0 - 1], toks[k0]):
                     begin = toks[k0 - 1][0]  # a role word that is also a given name may be the first name: "pastor valero"
                 end, nx = toks[keep[-1]][1], keep[-1] + 1
                 # a generational suffix belongs to the name: "Koch II", "JOHN SMITH JR."
@@ -290,7 +270,7 @@ class NameDetector:
         out.extend(Detection(s, e, self.label, self.name) for s, e in foreign_words(text))
         # a hashtag that runs a given name into a surname: "#TomBrady" (a handle names an account, often a company's)
         out.extend(Detection(s, e, self.label, self.name) for s, e, w in toks
-                   if text[s - 1:s] == "#" and _run_together(w, self.lex))
+                   if text[s - 1:s] == "#" and run_together(w, self.lex))
         return out
 
     @staticmethod
@@ -331,70 +311,5 @@ def _lone_proper(text, toks, kinds, k, lex):
     w = toks[k][2]
     return (kinds[k] or "").endswith("-common") and (not lex.common(w) or kinds[k] == "first-common") \
         and w not in lex.rare and (
-        k == 0 or text[toks[k - 1][0]].islower() or _opens(text, toks[k - 1])) and (
+        k == 0 or text[toks[k - 1][0]].islower() or opens(text, toks[k - 1])) and (
         k + 1 == len(toks) or text[toks[k + 1][0]].islower() or text[toks[k][1]:toks[k + 1][0]].strip() != "")
-
-
-def _run_together(w, lex):
-    """``w`` is a given name run into a surname that is no frequent English word (``tombrady``), the whole no English
-    word, and no cut of it holds a place (``virginamerica``, ``americanair``)."""
-    cuts = range(3, len(w) - 2)
-    if not w.isalpha() or lex.is_word(w) or any(w[:i] in lex.places or w[i:] in lex.places for i in cuts):
-        return False
-    return any(w[:i] in lex.first and w[i:] in lex.last and not lex.common(w[i:]) for i in cuts)
-
-
-def _opens(text, tok, marks=".!?"):
-    """``tok`` opens the text, a line or a sentence (after one of ``marks``)."""
-    before = text[:tok[0]].rstrip()
-    return not before or before[-1] in marks or "\n" in text[len(before):tok[0]]
-
-
-def _proper_mid(text, tok):
-    """``tok`` is written as a proper noun (``Folch``) and does not open a sentence, a line or a quotation."""
-    s, e, _ = tok
-    word = text[s:e]
-    # one capital then lower case ("JetBlue", "Alt-J", "OH-ing" are brands or shouts); no handle or month
-    if e - s < 3 or not _title(text, tok) or word.casefold().rstrip(".") in _CALENDAR \
-            or text[s - 1:s] in ("_", "@", "#"):
-        return False
-    before = text[:s].rstrip()
-    if before.rsplit(None, 1)[-1:] and before.rsplit(None, 1)[-1].casefold() in _DETERMINERS:
-        return False  # "the App store", "a Coachella ticket": a determiner does not go before a name
-    return not _opens(text, tok, _OPENERS)  # nor opens a sentence, a line or a quotation
-
-
-def _title(text, tok):
-    """``tok`` is written with one capital and then lower case (``Peace``, not ``PEACE`` or ``peace``)."""
-    word = text[tok[0]:tok[1]]
-    return len(word) > 1 and word[0].isupper() and word[1:].replace("'", "").replace("’", "").islower()
-
-
-def _derived(w, lex):
-    """``w`` is an English word plus a derivational ending (``driverless``, ``happily``): a stem of 4+ letters."""
-    m = _DERIVED.search(w)
-    if m is None or m.start() < 4:
-        return False
-    stem = w[:m.start()]
-    return lex.is_word(stem) or stem.endswith("i") and lex.is_word(stem[:-1] + "y")
-
-
-def _compound(w, lex):
-    """``w`` joins English words with hyphens (``tear-gas``, ``character-oriented``, ``ex-ministers``) and none of
-    them is a listed name that is no frequent word (``mary-jane``, ``jean-pierre`` stay names)."""
-    parts = w.split("-")
-    return len(parts) > 1 and all(p and lex.is_word(p) and not (
-        (p in lex.first or p in lex.last) and not lex.common(p)) for p in parts)
-
-
-def _adjacent(text, a, b, title=False):
-    gap = text[a[1] : b[0]]
-    if title:
-        return gap in (" ", ". ", "  ")
-    return gap == " " or (gap == ". " and a[1] - a[0] == 1)
-
-
-def has_ordinary_casing(text: str) -> bool:
-    """More than 10 % of the words start with a capital and go on in lower case (not all-lower, not shouting)."""
-    toks = _tokens(text)
-    return sum(1 for s, e, _ in toks if text[s].isupper() and not text[s:e].isupper()) > 0.1 * len(toks)

@@ -76,3 +76,13 @@ def test_names_casing_marks_inside_a_sentence(names, text, expected):
 ])
 def test_capitalized_frequent_words_are_no_names(names, text, expected):
     assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("why is charles so quiet today?", ["charles"]),      # frequent in WordNet only as a name: distinctive
+    ("i flew to london last week", []),                   # a place named often is an ambiguous name word
+    ("we drove through barstow at night", []),            # ... as is a place that is no given name
+    ("the parcel belongs to gary warner.", ["gary warner"]),   # a given name that is a small place stays one
+])
+def test_names_that_are_places(names, text, expected):
+    assert _names(names, text) == expected

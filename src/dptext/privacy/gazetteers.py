@@ -83,13 +83,19 @@ class Lexicon:
     places: frozenset  # one-word geographic names ("perth", "andorra")
 
     def common(self, word: str) -> bool:
-        """A frequent English word or a stop word (``word`` case-folded)."""
+        """A frequent English word or a stop word (``word`` case-folded). Only a form English also writes in lower
+        case counts: ``charles`` and ``frances`` are frequent in WordNet's tagged text only as names (a king,
+        France)."""
         if word in self.stop:
             return True
         for form in _forms(word):
-            if self.counts.get(form, 0) >= COMMON_COUNT:
+            if self.counts.get(form, 0) >= COMMON_COUNT and form in self.known:
                 return True
         return False
+
+    def frequent_place(self, word: str) -> bool:
+        """A place WordNet's tagged text names often (``london``, ``paris``; not ``gary``)."""
+        return word in self.places and any(self.counts.get(f, 0) >= COMMON_COUNT for f in _forms(word))
 
     def is_place(self, word: str) -> bool:
         """A geographic name that is no English word (``perth``, ``andorra's``; not ``nice`` or ``bath``)."""

@@ -237,7 +237,7 @@ def recase(text: str, names: NameDetector) -> str:
         if not (word.islower() or word.isupper()) or len(word) < 2:
             continue
         kind = names._kind(text, (s, e, w))
-        if kind is None and not ordinary and names.lex.is_place(w):
+        if not ordinary and names.lex.is_place(w):
             kind = "place"  # a place no English word list knows, written as a proper noun for spaCy: "edinburgh"
         if kind is None or kind.endswith("-common") and not word.isupper() or ordinary and kind == "unknown":
             if not ordinary and word.isupper() and len(word.lower()) == e - s:

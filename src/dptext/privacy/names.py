@@ -123,7 +123,9 @@ class NameDetector:
             base = w[:-2] if w.endswith("'s") else w.replace("'", "")  # "smith's" -> smith, "o'connor" -> oconnor
             # a surname that is also an English word ("maiden", "lingo", "guardian") is ambiguous like a frequent
             # word; a given-name list is curated, so "maria" (also a plural of "mare") stays a name
-            ambiguous = lex.common(base) or not first and lex.is_word(base)
+            # and so is a place: never a given name's ("berlin"), or one named often ("london", "paris")
+            ambiguous = lex.common(base) or not first and (lex.is_word(base) or base in lex.places) \
+                or lex.frequent_place(base)
             if not first and not ambiguous and w in lex.rare and not shaped:
                 return "last-rare"  # a handful of census families ("gotta", "app"): weak against casing
             return ("first" if first else "last") + ("-common" if ambiguous else "")

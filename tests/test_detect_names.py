@@ -362,3 +362,15 @@ def test_a_hashtag_that_runs_a_name_together(names, text, expected):
 ])
 def test_roles_and_adverbs_around_a_name(names, text, expected):
     assert _names(names, text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("PEACE KALU MISSED THE TRAIN", ["PEACE KALU"]),                      # uncased, opening a sentence
+    ("attendees: comfort mensah, ama owusu", ["comfort mensah", "ama owusu"]),   # ... or an item of a list
+])
+def test_an_uncased_listed_word_opening_before_a_name(names, text, expected):
+    assert _names(names, text) == expected
+
+
+def test_no_word_joins_a_month_or_weekday(names):
+    assert not any("born" in n for n in _names(names, "born september 3, 1976, he moved"))

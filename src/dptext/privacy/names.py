@@ -185,6 +185,11 @@ class NameDetector:
                 proper = text[toks[k + 1][0]].isupper() and not text[toks[k + 1][0]:toks[k + 1][1]].isupper()
                 if not self.lex.common(w) or proper and ordinary:
                     kinds[k + 1] = "last-common"
+            if not ordinary and kinds[k] in ("first-common", "last-common") and kinds[k + 1] in ("first", "last") \
+                    and opens(text, toks[k], OPENERS + ",") and adjacent(text, toks[k], toks[k + 1]) \
+                    and toks[k + 1][2] not in CALENDAR \
+                    and (k + 2 == len(toks) or kinds[k + 2] is None or not adjacent(text, toks[k + 1], toks[k + 2])):
+                kinds[k] = "first"  # uncased, a listed word opening a sentence or an item before a name: "TEA VUK"
             if ordinary and kinds[k] == "unknown" and kinds[k + 1] is None and proper_mid(text, toks[k]) \
                     and title_case(text, toks[k + 1]) and adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]

@@ -1,6 +1,6 @@
 """Word lists of the address patterns in :mod:`.addresses`: street types written after the name (USPS, and
-Australian and New Zealand ones) and before it (continental, Latin American), US state codes, and words that
-never belong to a street name."""
+Australian and New Zealand ones) and before it (continental, Latin American), small words inside place names,
+US state codes, and words that never belong to a street name."""
 
 from __future__ import annotations
 
@@ -36,10 +36,15 @@ PREFIX = (r"(?:rue|avenue|av\.?|boulevard|bd\.?|chemin|allée|place|impasse|quai
            r"piazza|piazzale|corso|vicolo|borgo|stretto|contrada|lungomare|strada|calle|c/|avenida|avda\.?|plaza|paseo|"
            r"pasadizo|ronda|travesía|carrer|camino|rua|rúa|travessa|largo|alameda|ladeira|ulica|ul\.|aleja|al\.|"
            r"pl\.|plac|os\.|osiedle|straße|im|am|an\s+der|auf\s+der|za|na|"
-           # Romanian, Spanish and Portuguese types: "Intrarea Florica Ardelean", "Callejón Muñoz", "Praça Iara Moura"
+           # Romanian, Spanish and Portuguese types: "Intrarea Florica Ardelean", "Callejón Muñoz", "Peatonal Hidalgo 12",
+           # "Praça Iara Moura"
            r"str\.|intrarea|aleea|bulevardul|drumul|calea|splaiul|șoseaua|soseaua|piața|diagonal|diag\.|blv\.|"
            r"callejón|callejon|viaducto|continuación|retorno|circuito|cerrada|privada|prolongación|periférico|"
-           r"andador|praça|praca|estrada|rodovia|avinguda)")
+           r"andador|peatonal|calzada|corredor|praça|praca|estrada|rodovia|avinguda)")
+
+# small words inside place names: "Laa an der Thaya", "Újezd u Brna", "Hluboká nad Vltavou", "San Juan y Anexas"
+PARTICLES = ("de", "del", "della", "di", "du", "des", "la", "le", "los", "las", "da", "do", "dos", "von", "van", "der",
+             "den", "am", "an", "im", "zum", "zur", "u", "nad", "pod", "y")
 
 STATES = ("AL|AK|AZ|AR|CA|CO|CT|DE|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|"
            "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|DC|PR|GU|VI|AS|MP")

@@ -20,9 +20,9 @@ An address is found as *anchors* joined by short gaps:
   right after a cue (``lives at``, ``address:``); an 8-digit code is a
   Brazilian postcode (``90252092 Gomes / PI``).
 
-An address then takes a house number right before it and up to two ``, Town``
-segments after it (with a region such as ``(FC)`` or ``/ GO``), stopping at a
-stop word or a frequent English word.
+An address then takes a house number right before it and up to three ``, Town``
+or ``, 110111`` segments after it (a town with a region such as ``(FC)`` or ``/ GO``),
+stopping at a stop word or a frequent English word (:mod:`.address_world`).
 
 Consecutive anchors separated by at most four words and commas or line
 breaks (the town between a street and its postcode) merge into one address;
@@ -41,6 +41,7 @@ import re
 from dptext.privacy import address_world
 from dptext.privacy.address_words import CLAUSE as _CLAUSE
 from dptext.privacy.address_words import NOT_STREET as _NOT_STREET
+from dptext.privacy.address_words import PARTICLES as _PARTICLES
 from dptext.privacy.address_words import PREFIX as _PREFIX
 from dptext.privacy.address_words import STATES as _STATES
 from dptext.privacy.address_words import SUFFIXES as _SUFFIXES
@@ -52,10 +53,9 @@ MILITARY = re.compile(r"\b(?:(?:USNS|USNV|USS|USCGC)\s+[A-Z][a-z]+|Unit\s+\d{4}\
 _STOP = r"(?!(?:the|a|an|in|on|at|of|to|for|and|or|with|my|your|his|her|our|their|is|was|are|by|from|near|now|then|today|tomorrow|yesterday|here|there|please|but|so|if)\b)"
 _W = rf"(?:{_STOP}[^\W\d_][\w'’.-]{{0,30}}|\d{{1,4}}(?:st|nd|rd|th))"
 _UNIT = r"(?:,?\s{1,3}(?:apt\.?|apartment|suite|ste\.?|unit|room|rm\.?|floor|fl\.?|#)\s*#?[a-z0-9-]+)?"
-STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:[-/]\d{{1,6}})?\s{{1,3}}(?:{_W}\s{{1,3}}){{0,4}}(?=[^\W\d_]){_STOP}(?:{_SUFFIXES})\b\.?"
+STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:[-/]\d{{1,6}})?\s{{1,3}}(?:[a-z]\s{{1,3}}(?:{_W}\s{{1,3}}){{1,4}}|(?:{_W}\s{{1,3}}){{0,4}})"
+                    rf"(?=[^\W\d_]){_STOP}(?:{_SUFFIXES})\b\.?"
                     + _UNIT, re.IGNORECASE)
-_PARTICLES = ("de", "del", "della", "di", "du", "des", "la", "le", "los", "las", "da", "do", "dos", "von", "van", "der",
-              "den", "am", "an", "im", "zum", "zur")
 _PARTICLE = "(?:" + "|".join(_PARTICLES) + ")"
 _SUFFIX_WORD = (r"(?:\d{1,5}[a-z]?\s{1,3})?[^\W\d_][\w'’-]{1,40}(?:straße|strasse|str\.|weg|platz|gasse|allee|ring|damm|ufer|laan|straat|gracht|"
                 r"plein|kade|steeg|dijk|dyk|hof|singel|vej|gade|gatan|vägen|väg|gränd|veien|gata|utca|tie|katu)")
@@ -80,9 +80,9 @@ CITY_STATE_ZIP = re.compile(rf"(?<![\w'’.-])(?:{_W}\s{{1,3}}){{0,2}}{_W},?\s{{
 # "flight 4146 to denver"
 _NOT_WORD2 = r"(?!(?-i:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b)"
 _POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{4,5}-\d{3}|\d{8}|\d{3}\s\d{2}|\d{4,5})(?:\s?" + _NOT_WORD2 + r"[A-Z]{2}(?![\w-]))?"
-_PLACE = rf"{_STOP}[^\W\d_][\w'’.-]{{1,30}}"
+_PLACE = rf"{_STOP}[^\W\d_][\w'’.-]{{1,30}}(?:[/–][^\W\d_][\w'’.-]{{1,30}})?"  # two names: "Biel/Bienne"
 POSTCODE_CITY = re.compile(rf"(?<![\w-]){_POSTCODE}\s{{1,3}}{_PLACE}(?:\s{{1,3}}(?:{_PARTICLE}\s{{1,3}}){{0,2}}{_PLACE}){{0,2}}"
-                           r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b)?", re.IGNORECASE)
+                           rf"(?:\s{{1,3}}{address_world.BRACKETED}|\s{{1,3}}/\s{{1,3}}[A-Z]{{2}}\b)?", re.IGNORECASE)
 # alone, a postcode needs a shape a year or a count does not have: 5 digits, a separator or letters
 BARE_POSTCODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,2}-\d{4,5}|\d{2}-\d{3}|\d{5}-\d{3}|\d{3}\s\d{2}|\d{5}|"
                            r"\d{4}\s?" + _NOT_WORD2 + r"[A-Z]{2})(?![\w/-])", re.IGNORECASE)
@@ -109,8 +109,8 @@ CA_POSTCODE = re.compile(r"(?<![\w-])[A-Z]\d[A-Z]\s?\d[A-Z]\d(?![\w-])", re.IGNO
 REGION_ZIP = re.compile(r"(?<![\w-])[A-Z]{2}\s{1,3}\d{4,5}(?![\w-])")
 BARE_UNIT = re.compile(r"\b(?:flat|apt\.?|apartment|unit|suite|studio)\s*#?\d{1,5}[a-z]?\b", re.IGNORECASE)
 # one comma- or line-separated segment before an address tail: a town, a street name, a unit
-_BACK = re.compile(r"(?:(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?|\d{1,5}[a-z]?(?:/\d{1,5})?|"
-                   rf"(?:{_W}\s{{1,3}}){{0,3}}{_W})\s*[,\n]\s*$", re.IGNORECASE)
+_BACK = re.compile(r"(?<![\w'’./])(?:(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?|\d{1,5}[a-z]?(?:/\d{1,5})?|"
+                   rf"(?:\d{{1,5}}[a-z]?\s{{1,3}})?(?:{_W}\s{{1,3}}){{0,3}}{_W})\s*[,\n]\s*$", re.IGNORECASE)  # "33F Rosas Towers,"
 _UNIT_LEAD = re.compile(r"(?:flat|apt\.?|apartment|unit|suite|studio|level)\s*\d{1,5}[a-z]?,?\s{1,3}$", re.IGNORECASE)
 _GAP = re.compile(r"[\s,>]*(?:[^\W\d_][\w'’.-]*[\s,>]+){0,4}", re.IGNORECASE)  # ">": a quoted e-mail's lines
 
@@ -146,14 +146,17 @@ def _drop_stop_tail(text, m, stop):
     """A postcode-and-town match without the stop words at its end ("12345 since", "8609 Stenderup you");
     None when no town word is left."""
     words = [(w.start(), w.end()) for w in re.finditer(r"[^\s()/]+", m.group(0))]
-    region = re.search(r"(?:\s\([A-Z]{2}\)|\s/\s[A-Z]{2})$", m.group(0), re.IGNORECASE)
+    region = re.search(r"(?:\s\([^()]{1,40}\)|\s/\s[A-Z]{2})$", m.group(0), re.IGNORECASE)
     if region:
         return m.start(), m.end(), "postcode"
     low = [m.group(0)[a:b].casefold() for a, b in words]
-    # the town ends before a stop word that is no particle of a place name: "4000-123 Porto last year"
-    cut = next((i for i in range(2, len(words)) if low[i] in stop and low[i] not in _PARTICLES), len(words))
+    # the town ends before a stop word that is no particle of a place name: "4000-123 Porto last year", "6012 before
+    # noon" (no town)
+    first = 2 if len(low) > 1 and len(low[1]) == 2 and low[1].isalpha() else 1  # "7311 AS": the code's letters
+    cut = next((i for i in range(first, len(words)) if low[i] in stop and low[i] not in _PARTICLES
+                and low[i - 1] not in _PARTICLES), len(words))  # a particle's word is the town's: "Zell am See"
     del words[cut:]
-    while len(words) > 1 and m.group(0)[words[-1][0]:words[-1][1]].casefold() in stop:
+    while len(words) > 1 and low[len(words) - 1] in stop and low[len(words) - 2] not in _PARTICLES:
         words.pop()
     return (m.start(), m.start() + words[-1][1], "postcode") if len(words) > 1 else None
 
@@ -162,37 +165,34 @@ def _drop_stop_tail(text, m, stop):
 _CUE = re.compile(r"(?:\b(?:lives?|living|lived|resides?|residing|located|ship|shipped|deliver|delivered)\s+(?:at|to|in)|\baddress(?:\s+is)?\s*[:-]?|\bmy\s+address\s+is)\s*$", re.IGNORECASE)
 # the house number, maybe after a flat and a slash: "1340 Grev Moltkevej", "5/2 Rich Reach"
 _NUMBER_LEAD = re.compile(r"(?<![\w,./-])(?:\d{1,5}/)?\d{1,5}[a-z]?\s{1,3}$", re.IGNORECASE)
-# after an address, a comma and a town of up to four words, with a region in brackets or after a slash, or a code:
-# ", Tessello (FC)", ", Duarte / GO", ", Corrientes 3400", ", Imphal-576707"
-_TOWN = re.compile(r",\s{1,3}((?:['’]?[^\W\d_][\w'’.-]*\s{1,3}){0,3}['’]?[^\W\d_][\w'’.]*(?:-[^\W\d_][\w'’.]*)*)"
-                   r"(?:\s{1,3}\([A-Z]{2}\)|\s{1,3}/\s{1,3}[A-Z]{2}\b|(?:[ \t]|-)\d{4,6}(?![\w/-]))?", re.IGNORECASE)
 
 
-# the lines of an address block after its street: the rest of its line (no digit), up to two short lines (a
-# town, a country, a region code), then a line holding only a postal code ("hurup thy\n    no\n    7760"), each
-# line maybe quoted with ">"
-_CODE_LINE = re.compile(r"[^\n\d]{0,30}(?:\n[ \t]*>?[ \t]*[^\n]{1,30}){0,2}?\n[ \t]*>?[ \t]*"
-                        r"(?:[A-Z]{1,2}[ \t-]?)?\d{3,6}(?:[ -]\d{3})?[ \t]*(?=\n|$)", re.IGNORECASE)
 
 
 def _forward(text: str, end: int, stop: frozenset) -> int:
-    """``end`` moved over up to two ``, Town`` segments whose words are neither stop words nor frequent English words."""
+    """``end`` moved over up to three ``, Town`` or ``, 110111`` (postal code) segments, a town's words neither stop
+    words nor frequent English words."""
     common = _common_words()
-    for _ in range(2):
-        m = _TOWN.match(text, end)
+    for _ in range(3):
+        code = address_world.CODE_SEGMENT.match(text, end)  # ", 110111, Bogotá": a code between the towns
+        if code:
+            end = code.end()
+            continue
+        m = address_world.TOWN.match(text, end)
         if not m:
             break
         words = list(re.finditer(r"\S+", m.group(1)))
+        coded = address_world.CODE_SEGMENT.match(text, m.end())  # a postal code after it: frequent words are the town's
         # the town is the words before the first stop or frequent word: ", obdam is free" -> obdam
-        k = next((i for i, w in enumerate(words)
-                  if w.group().casefold().strip(".'’") in stop or common(w.group().casefold())), len(words))
+        k = next((i for i, w in enumerate(words) if (low := w.group().casefold().strip(".'’")) not in _PARTICLES and (
+                  low in stop or not coded and common(w.group().casefold()))), len(words))
         if k < len(words):
             if k == 0:
                 break
             end = m.start(1) + words[k - 1].end()
             break
         end = m.end()
-    m = _CODE_LINE.match(text, end)
+    m = address_world.CODE_LINE.match(text, end)
     return m.end() if m else end
 
 
@@ -243,7 +243,8 @@ _WORD_LETTERS = re.compile(r"\d{4}\s?(?i:to|of|in|on|at|is|it|am|pm|an|as|be|by|
 def _year_like_code(text, m):
     """A code that reads as a year is a postcode after a comma and before a town no English list knows:
     ", 1968 Schrattenthal"; not "2020 report" nor ", 2021 edition"."""
-    return text[:m.start()].rstrip(" \t").endswith(",") and not any(everyday(w) for w in _letters(m.group(0)))
+    return text[:m.start()].rstrip(" \t").endswith(",") and not any(
+        everyday(w) for w in _letters(m.group(0)) if w not in _PARTICLES)  # ", 3571 Laa an der Thaya"
 
 
 def _between_commas(text, m, town=False):
@@ -280,13 +281,15 @@ def find(text: str):
     world = list(address_world.anchors(text, _common_words()))
     strong += [a for a in world if a[2] in ("strong", "tail")]
     stop = _stop_words()
+    towns = {e for s, e, kind in world if kind == "town"}
     weak = [a for a in world if a[2] not in ("strong", "tail")] + [w for m in POSTCODE_CITY.finditer(text)
             if (not re.match(r"(?:19|20)\d\d\s", m.group(0)) or _year_like_code(text, m))
             and (not _WORD_LETTERS.match(m.group(0)) or not m.group(0).isupper() or _between_commas(text, m, town=True))
             for w in [_drop_stop_tail(text, m, stop)] if w]
     for kind, pat in (("postcode", BARE_POSTCODE), ("postcode", REGION_ZIP), ("unit", BARE_UNIT),
                       ("street", STREET_LIKE), ("postcode", TOWN_CODE)):
-        weak += [(m.start(), m.end(), kind) for m in pat.finditer(text) if _weak_kept(text, m, pat, stop)]
+        weak += [(m.start(), m.end(), kind) for m in pat.finditer(text) if _weak_kept(text, m, pat, stop)
+                 and not (pat is STREET_LIKE and m.end() in towns)]  # ", Riverhead 0820" is a town, no street
     groups: list[list] = []
     for s, e, kind in sorted(strong + weak):
         if groups and (s <= groups[-1][1] or _GAP.fullmatch(text, groups[-1][1], s)):

@@ -91,9 +91,11 @@ PHONE = re.compile(
     r"\d{2,7}(?:" + _SEP + r"?\d{2,4}){0,3}"
     r"(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?" + _END +
     r"|(?<![\w+/.-])\+?\d{10,12}(?:\s?x\d{1,6})?" + _END
-    + r"|(?<![\w/.-])\(\+\d{1,3}\)\s?\d{6,12}" + _END  # "(+358) 521935231"
-    # an area code before a slash (Hungary, Austria): "(06)28/893-2377", "(35)/152-3395", "27/165 0763"
-    + r"|(?<![\w/.-])(?:\(\d{2}\)\d{0,2}|\d{2})/\s?\d{3}[ -]?\d{4}" + _END, re.IGNORECASE)
+    # a country code in brackets, the plus inside or before them: "(+358) 521935231", "(+44) 7911 123 456", "+(351) 912345678"
+    + r"|(?<![\w/.-])(?:\(\+\d{1,3}\)|\+\(\d{1,3}\))\s?\d{2,12}(?:[ .-]\d{2,4}){0,4}" + _END
+    # an area code before a slash (Hungary, Austria): "(06)28/893-2377", "(35)/152-3395", "27/165 0763", and the
+    # Hungarian trunk prefix and area code "06-1/234 5678"
+    + r"|(?<![\w/.-])(?:\(\d{2}\)\d{0,2}|\d{2}(?:-\d{1,2})?)/\s?\d{3}[ -]?\d{4}" + _END, re.IGNORECASE)
 CUED_PHONE = re.compile(r"(?<![\w+/.-])\+?\(?\d[\d()]*(?:[ .-]\(?\d[\d()]*){1,5}" + _END)
 LOCAL_PHONE = re.compile(r"\d{3}[.-]\d{4}")
 # national numbers with a trunk 0: 07700 900123, 016977 0062, 08652 41 94 73 (9 to 13 digits, checked below)
@@ -211,7 +213,8 @@ def _phones(text):
         if 1 < len(groups) < 3 and not core.startswith(("+", "(")):  # "2019 2020" is two years, not a number
             local = LOCAL_PHONE.fullmatch(core)  # 039-3224, 555.1234
             national = groups[0].startswith("0") and n >= 9  # 07700 900123, 0151 2345678
-            if not (local or national):
+            area = n == 10 and len(groups) == 2 and 2 <= len(groups[0]) <= 4  # an area code, then the line: 231 4567890
+            if not (local or national or area):
                 continue
         yield s, e
     for m in CUED_PHONE.finditer(text):  # any grouping ("524 2 986") right after or before a phone word

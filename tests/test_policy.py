@@ -80,6 +80,14 @@ def test_checksums_accept_valid_and_reject_altered_numbers():
     assert "IBAN" not in {d.label for d in recognize("iban GB82 WEST 1234 5698 7654 33 here")}
 
 
+@pytest.mark.parametrize("text", ["pay gb82 west 1234 5698 7654 32 today", "PAY GB82 WEST 1234 5698 7654 32 TODAY"])
+def test_an_iban_is_found_in_any_casing_and_checked(text):
+    found = [(text[d.start:d.end], d.label) for d in recognize(text) if d.label == "IBAN"]
+    assert found == [(text[4:31], "IBAN")]
+    altered = text.replace("32 t", "33 t").replace("32 T", "33 T")
+    assert "IBAN" not in {d.label for d in recognize(altered)}
+
+
 @pytest.mark.parametrize("text,label,value", [
     ("write to jo.doe+x@mail.example.org.", "EMAIL", "jo.doe+x@mail.example.org"),
     ("see https://www.smith.com/a?b=1.", "URL", "https://www.smith.com/a?b=1"),

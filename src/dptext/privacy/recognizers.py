@@ -102,7 +102,7 @@ LOCAL_PHONE = re.compile(r"\d{3}[.-]\d{4}")
 NATIONAL_PHONE = re.compile(r"(?<![\w+/.-])0\d{2,5}(?:[ -]?\d{2,5}){1,4}" + _END)  # "07688 10321 312" (Austria)
 ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
-IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)")
+IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)", re.IGNORECASE)
 SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
 _ID_WORDS = (r"ID|MRN|SSN|NHS|passport|account|acct|policy|member|patient|record|licen[cs]e|case|customer|"
              r"employee|badge|student|invoice|order|reference|ref|tax|insurance|claim|ticket|serial")

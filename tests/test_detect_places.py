@@ -86,3 +86,32 @@ def test_capitalized_frequent_words_are_no_names(names, text, expected):
 ])
 def test_names_that_are_places(names, text, expected):
     assert _names(names, text) == expected
+
+
+def test_places_no_english_word_list_knows_are_gpe_in_any_casing():
+    from dptext.privacy.lexical import PlaceDetector
+
+    det = PlaceDetector()
+    text = "flights to PERTH and andorra's slopes, not nice or bath"
+    assert [(text[d.start:d.end], d.label) for d in det.detect(text)] == [("PERTH", "GPE"), ("andorra", "GPE")]
+
+
+def test_a_listed_name_the_name_lists_took_stays_a_person():
+    spans = get_policy("entities").detect("i think austin kowalczyk said so")
+    assert [(s.label) for s in spans if s.start <= 8 < s.end] == ["PERSON"]
+
+
+@pytest.mark.parametrize("casing", [str, str.lower, str.upper])
+def test_an_italian_province_code_in_brackets_ends_the_address(casing):
+    text = casing("Please send it to Via Garibaldi 5, 60121 Ancona (AN) by monday.")
+    spans = get_policy("entities").detect(text)
+    start = text.index(casing("Via"))
+    end = text.index(")") + 1
+    covered = {i for s in spans for i in range(s.start, s.end)}
+    assert all(i in covered for i in range(start, end) if not text[i].isspace())
+
+
+def test_a_bracketed_clause_is_no_region():
+    text = "Send it to Via Roma 5, 00184 Roma (see below) today."
+    spans = get_policy("entities").detect(text)
+    assert not any("see" in text[s.start:s.end] for s in spans)

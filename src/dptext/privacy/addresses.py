@@ -167,8 +167,6 @@ _CUE = re.compile(r"(?:\b(?:lives?|living|lived|resides?|residing|located|ship|s
 _NUMBER_LEAD = re.compile(r"(?<![\w,./-])(?:\d{1,5}/)?\d{1,5}[a-z]?\s{1,3}$", re.IGNORECASE)
 
 
-
-
 def _forward(text: str, end: int, stop: frozenset) -> int:
     """``end`` moved over up to three ``, Town`` or ``, 110111`` (postal code) segments, a town's words neither stop
     words nor frequent English words."""

@@ -162,7 +162,7 @@ class NameDetector:
             if kinds[k + 1] == "last" and kinds[k] is None and adjacent(text, toks[k], toks[k + 1]) \
                     and not tagged(text, toks[k]):
                 w = toks[k][2]
-                if not (w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3 or self.lex.common(w)):
+                if not (_no_name_word(w, self.lex) or self.lex.common(w)):
                     kinds[k] = "first-common"
             if kinds[k] in ("first-common", "last-common") and adjacent(text, toks[k], toks[k + 1]) \
                     and title_case(text, toks[k]) and title_case(text, toks[k + 1]) and (
@@ -170,8 +170,7 @@ class NameDetector:
                         proper_mid(text, toks[k]) or opens(text, toks[k], OPENERS)
                         and name_like(toks[k + 1][2].removesuffix("'s"), self.lex))
                     and not self.lex.is_word(toks[k + 1][2][:-1])) \
-                    and (k + 2 == len(toks) or kinds[k + 2] is None or not adjacent(text, toks[k + 1], toks[k + 2])) \
-                    and ordinary:
+                    and _run_ends(text, toks, kinds, k + 1) and ordinary:
                 # "Peace Ibrahim", ", Blessing Olawale": a listed word in title case before a one-word name (a full
                 # name after it has its title: "Minister Ariel Sharon"; nor before a word one letter longer than an
                 # English word: "Late Flightr")
@@ -180,20 +179,19 @@ class NameDetector:
             if (kinds[k] == "first" or kinds[k] == "last" and not toks[k][2].isascii()) and kinds[k + 1] is None \
                     and adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
-                if w in self.lex.stop or "'" in w or w in _GREETINGS or len(w) < 3:
+                if _no_name_word(w, self.lex):
                     continue
                 proper = text[toks[k + 1][0]].isupper() and not text[toks[k + 1][0]:toks[k + 1][1]].isupper()
                 if not self.lex.common(w) or proper and ordinary:
                     kinds[k + 1] = "last-common"
             if not ordinary and kinds[k] in ("first-common", "last-common") and kinds[k + 1] in ("first", "last") \
                     and opens(text, toks[k], OPENERS + ",") and adjacent(text, toks[k], toks[k + 1]) \
-                    and toks[k + 1][2] not in CALENDAR \
-                    and (k + 2 == len(toks) or kinds[k + 2] is None or not adjacent(text, toks[k + 1], toks[k + 2])):
+                    and toks[k + 1][2] not in CALENDAR and _run_ends(text, toks, kinds, k + 1):
                 kinds[k] = "first"  # uncased, a listed word opening a sentence or an item before a name: "TEA VUK"
             if ordinary and kinds[k] == "unknown" and kinds[k + 1] is None and proper_mid(text, toks[k]) \
                     and title_case(text, toks[k + 1]) and adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
-                if not (w in self.lex.stop or "'" in w or w in _GREETINGS or w in CALENDAR or len(w) < 3):
+                if not (_no_name_word(w, self.lex) or w in CALENDAR):
                     # a proper noun after an unlisted one: "to Siti Ramadan for" (a frequent word, "Ngubane Power",
                     # is trimmed off the run's end as ever)
                     kinds[k + 1] = "last-common"
@@ -309,6 +307,16 @@ class NameDetector:
                 hi > lo and ks[lo].startswith(("first", "initial", "unknown")) and ks[hi].startswith(("last", "unknown"))):
             return None
         return run[lo : hi + 1]
+
+
+def _no_name_word(w, lex):
+    """A stop word, a contraction, a greeting or a word of under three letters: never half of a name."""
+    return w in lex.stop or "'" in w or w in _GREETINGS or len(w) < 3
+
+
+def _run_ends(text, toks, kinds, k):
+    """No name word joins ``toks[k]`` from the right."""
+    return k + 1 == len(toks) or kinds[k + 1] is None or not adjacent(text, toks[k], toks[k + 1])
 
 
 def _lone_proper(text, toks, kinds, k, lex):

@@ -19,9 +19,8 @@ Detection (:mod:`dptext.privacy.detectors`) combines spaCy NER
 ``detectors`` option selects among them (``"regex,wordlist"`` skips the
 slower NER model, and with it names, organisations and places).
 The ``gazetteer`` detector (:mod:`dptext.privacy.names`, :mod:`dptext.privacy.lexical`) adds person names,
-WordNet medical conditions (``MEDICAL``) and WordNet places no English word list knows (``GPE``) in any casing, and spaCy also
-reads a copy of the text with lower- and upper-case name-like words
-title-cased. Overlapping detections keep each label: a structured
+WordNet medical conditions (``MEDICAL``) and WordNet places no English word list knows (``GPE``) in any
+casing, and spaCy also reads a copy of the text with lower- and upper-case name-like words title-cased. Overlapping detections keep each label: a structured
 identifier (email, URL, card, IBAN, IP, then phone and ID, then address and
 date) keeps its exact range and label, and a lower-ranked detection keeps
 only the characters outside it; detections of one label merge. A span's

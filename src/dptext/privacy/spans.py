@@ -12,6 +12,7 @@ from dptext.privacy.scripts import foreign_letter
 _RANK = {"EMAIL": 4, "URL": 4, "CARD": 4, "IBAN": 4, "IP": 4, "PHONE": 3, "ID": 3, "ADDRESS": 2, "DATE": 2,
          "MEDICAL": 1}
 
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """``text[start:end]``: perturbed when ``private``, at ``epsilon`` (None = the mechanism's ε).

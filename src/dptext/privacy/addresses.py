@@ -147,8 +147,8 @@ def _drop_stop_tail(text, m, stop):
     None when no town word is left."""
     words = [(w.start(), w.end()) for w in re.finditer(r"[^\s()/]+", m.group(0))]
     region = re.search(r"(?:\s\([^()]{1,40}\)|\s/\s[A-Z]{2})$", m.group(0), re.IGNORECASE)
-    if region:
-        return m.start(), m.end(), "postcode"
+    if region:  # a state after a slash ends a Brazilian address: "28234065 Cassiano Grande / SE"
+        return m.start(), m.end(), "tail" if region.group(0).lstrip().startswith("/") else "postcode"
     low = [m.group(0)[a:b].casefold() for a, b in words]
     # the town ends before a stop word that is no particle of a place name: "4000-123 Porto last year", "6012 before
     # noon" (no town)

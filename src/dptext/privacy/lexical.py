@@ -101,8 +101,12 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
                 f = w.casefold().replace("’", "'").strip(".'-")
                 f = f[:-2] if f.endswith("'s") else f
                 listed = f in lex.first or f in lex.last
-                if not any(c.isalnum() for c in f):
-                    return False  # a sign ("&", "-") names no one; a number stays (a house number spaCy took in)
+                if not any(c.isalnum() for c in f) or f in lex.places and not listed:
+                    # a sign ("&", "-") names no one, nor a place no name list holds ("Perth": the places detector
+                    # takes it); a number stays (a house number spaCy took in)
+                    return False
+                if ordinary and w.islower() and not listed:
+                    return False  # in cased text an unlisted word in lower case is no name: "checkin"
                 return (not f.isalpha() or not lex.is_word(f)
                         or listed and (not lex.common(f) or ordinary and w[:1].isupper() and not w.isupper()))
             if d.start and text[d.start - 1] in "@#":  # spaCy leaves the sign out of "#DeflateGate"

@@ -28,10 +28,15 @@ _CUES = ("ask", "asked", "tell", "told", "met", "my name is", "name is", "names 
          "colleague", "neighbour", "neighbor", "partner", "fiancé", "fiancée", "surname", "née", "nee", "aka",
          # verbs whose object is a person: only a word no English list knows or a distinctive listed name follows
          "ask for", "remind", "reminded", "spoke with", "spoke to", "speak with", "speak to", "talk to",
-         "talked to", "pick up", "picked up", "drop off", "dropped off", "happy birthday", "text", "call", "email",
+         "talked to", "pick up", "picked up", "drop off", "dropped off", "happy birthday", "congrats to",
+         "congratulations to", "text", "call", "email",
          "ring", "message", "shoutout to", "shout out to", "kudos to", "props to", "plaintiff", "defendant",
          "claimant", "witness", "beneficiary", "payable to", "pupil", "student", "employee", "owner", "driver",
-         "auntie", "aunty", "grandma", "grandpa") + _ROLES
+         "auntie", "aunty", "grandma", "grandpa", "landlord", "landlady", "guest", "passenger", "tutor", "volunteer",
+         # who sent or did something: "message from oyelaran:", "escalated to kowalczyk", "opened by ngubane"
+         "message from", "note from", "email from", "text from", "call from", "letter from", "gift from",
+         "assigned to", "escalated to", "opened by", "seen by", "referred by", "approved by", "signed by",
+         "submitted by") + _ROLES
 _KIN = frozenset("son daughter wife husband kid kids child children mother father mom mum dad brother sister uncle "
                  "aunt grandson granddaughter grandmother grandfather grandma grandpa nephew niece cousin friend boss "
                  "colleague neighbour neighbor partner fiancé fiancée girlfriend boyfriend parents".split())
@@ -48,7 +53,9 @@ def _cued(text, toks, lex):
     words = [t[2] for t in toks]
     out = set()
     for i, (s, e, w) in enumerate(toks):  # a speaker at the start of a line of dialogue: 'Yakha: "Who are you?"'
-        if text[e:e + 1] == ":" and not lex.is_word(w) and text[text.rfind("\n", 0, s) + 1:s].strip() == "":
+        # not a field whose value is a code ("IBAN: CH26 7556", "PNR: X7K2Q")
+        if text[e:e + 1] == ":" and not lex.is_word(w) and text[text.rfind("\n", 0, s) + 1:s].strip() == "" \
+                and not any(c.isdigit() for c in "".join(text[e + 1:e + 60].split(None, 1)[:1])):
             out.add(i)
     for i in range(1, len(toks)):
         s, e, w = toks[i]
@@ -120,19 +127,22 @@ def _strengthen(text, toks, kinds, lex):
                 and kinds[i] in ("first-common", "last-common", "last-rare", "unknown") \
                 and not (i and _owned(toks[i - 1][2])) and not tagged(text, toks[i]):
             kinds[i] = "first" if kinds[i] == "first-common" else "last"
+    # a list of three or more name words, two of them distinctive: "mark, june and rose", "eve, vakarė and cezara"
+    item = ("first", "first-common", "last", "last-common", "unknown")
     i = 0
     while i < n:
         items, j = [i], i
-        while (kinds[j] or "").startswith("first"):
+        while kinds[j] in item:
             nxt = j + 2 if j + 2 < n and toks[j + 1][2] in ("and", "or") else j + 1
-            if nxt >= n or not (kinds[nxt] or "").startswith("first") \
-                    or text[toks[j][1]:toks[nxt][0]].lower() not in _LIST_GAPS:
+            if nxt >= n or kinds[nxt] not in item or text[toks[j][1]:toks[nxt][0]].lower() not in _LIST_GAPS:
                 break
             items.append(nxt)
             j = nxt
-        if len(items) >= 3 and "," in text[toks[i][1]:toks[j][0]]:
+        if len(items) >= 3 and "," in text[toks[i][1]:toks[j][0]] and (
+                all(kinds[k].startswith("first") for k in items)
+                or sum(kinds[k] in ("first", "last") for k in items) >= 2):
             for k in items:
-                kinds[k] = "first"
+                kinds[k] = "first" if kinds[k].startswith("first") else "last"
         i = j + 1
     # one of "X and I", "X and his/her …", "me and X": a person, when a name list knows X (as a given name, or as a
     # surname that is no frequent word) or no English list does ("shekoni and i are", "ogbuehi and his brother",
@@ -159,6 +169,8 @@ def _strengthen(text, toks, kinds, lex):
         for x, y in ((a, b), (b, a)):
             w = toks[y][2]
             # an infrequent English word there is a name too: "chukwu and yogi"
-            rare = kinds[y] is None and len(w) > 2 and "'" not in w and not lex.common(w) and not tagged(text, toks[y])
+            # (a place is not: "Perth and Darwin")
+            rare = kinds[y] is None and len(w) > 2 and "'" not in w and not lex.common(w) and not tagged(text, toks[y]) \
+                and w not in lex.places
             if kinds[x] in ("first", "last") and (kinds[y] in ("unknown", "first-common") or rare):
                 kinds[y] = "first" if kinds[y] == "first-common" else "last"

@@ -53,7 +53,7 @@ from __future__ import annotations
 import re
 
 from dptext.privacy.gazetteers import lexicon
-from dptext.privacy.name_cues import _DETERMINERS, _ROLES, _cued, _strengthen, tagged
+from dptext.privacy.name_cues import _CUE_WORDS, _DETERMINERS, _ROLES, _cued, _strengthen, tagged
 from dptext.privacy.name_vectors import THRESHOLD, name_like, score, table
 from dptext.privacy.name_words import (  # noqa: F401 - tokens is re-exported
     CALENDAR, OPENERS, SURNAME_SHAPE, adjacent, compound, derived, has_ordinary_casing, opens, proper_mid,
@@ -66,18 +66,23 @@ from dptext.privacy.scripts import foreign_words
 _GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
                        "yup nah nope aw aww ah ahh uh um hmm ha haha lol omg wtf btw idk imo tbh smh pls plz ur im "
                        "til gonna gotta wanna aint ya'll y'all yall lemme gimme dunno kinda sorta fwiw imho afaik fyi ngl tmrw "
-                       "tmr tho rn sike prev".split())
+                       "tmr tho rn sike prev congrats congratulations".split())
 # holidays are no one's name ("before Christmas")
 _HOLIDAYS = frozenset("christmas xmas easter thanksgiving halloween hanukkah ramadan diwali".split())
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn d' l' 't".split())
 # the rest of an e-mail local part after a word ("kathy" in "kathy2071@yandex.com", "maria" in "maria.l@x.org")
 _LOCAL_PART = re.compile(r"[\w.%+-]*@[A-Za-z0-9]")
 _GENERATIONAL = frozenset("jr sr ii iii iv".split())
+# field names that are also listed given names: before a code they label it ("IBAN: CH26 7556", "VIN 1HGCM82633")
+_DAYS_MONTHS = frozenset("january february march april may june july august september october november december "
+                         "monday tuesday wednesday thursday friday saturday sunday".split())
+_FIELDS = frozenset("iban nino vin reg".split())
+_CODE = re.compile(r"[\s:#.]{0,3}[A-Za-z]{0,4}\d")
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))
 _ABBREVIATED = frozenset("mr mrs ms mx dr prof mme mlle sra dott".split())  # titles that are no English word
 TITLES = frozenset("mr mrs ms miss mx dr prof professor sir dame lady lord rev reverend madam mme mlle herr frau "
-                   "señor señora sr sra dott".split())
+                   "señor señora sr sra dott capt cpt sgt lt col cpl cmdr supt insp".split())
 
 
 def account_word(text, tok) -> bool:
@@ -106,6 +111,8 @@ class NameDetector:
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and stem in lex.stop:
             return None  # "i'm", "it's", "we'll": a contraction of a stop word (and "im" is a listed name)
         first, last = w in lex.first, w in lex.last
+        if not first and w.removesuffix("'s") in _DAYS_MONTHS:
+            return None  # "December", "Monday's": a rare surname, but a date here ("April", "June" stay given names)
         if not (first or last) and w.endswith("'s"):  # a possessive: "anne's" is looked up as anne
             first, last = w[:-2] in lex.first, w[:-2] in lex.last
         if not (first or last) and "'" in w:  # o'brien is listed as obrien
@@ -141,8 +148,10 @@ class NameDetector:
 
     def detect(self, text: str) -> list[Detection]:
         toks = tokens(text)
-        kinds = [None if account_word(text, t) else self._kind(text, t) for t in toks]
+        kinds = [None if account_word(text, t) or t[2] in _FIELDS and _CODE.match(text, t[1])
+                 else self._kind(text, t) for t in toks]
         ordinary = has_ordinary_casing(text)
+        read = set()  # unlisted words GloVe reads as names
         for k, (_, _, w) in enumerate(toks):
             # where casing says nothing (uncased text, the first word of a sentence), a word no list knows that
             # GloVe reads as a name, or a rare census surname it does, counts as a listed surname ("has anyone
@@ -151,10 +160,15 @@ class NameDetector:
                     not ordinary or opens(text, toks[k], OPENERS) and title_case(text, toks[k])) and (
                     name_like(w.removesuffix("'s"), self.lex) if kinds[k] == "unknown"
                     else (score(w.removesuffix("'s"), self.lex) or 0) >= THRESHOLD):
+                if kinds[k] == "unknown":
+                    read.add(k)
                 kinds[k] = "last"
         out = []
         i, n = 0, len(toks)
         cued = _cued(text, toks, self.lex)
+        for k in cued:  # the cue itself is no name ("student", "driver" are listed given names; a role may be)
+            if k and toks[k - 1][2] in _CUE_WORDS and toks[k - 1][2] not in _ROLES:
+                kinds[k - 1] = None
         # after a distinctive given name, an unlisted word that is no frequent English word, or one written as a
         # proper noun in cased text, is a surname: "gerald drub", "Maria Camps"; before a distinctive surname, an
         # unlisted word no word list knows is a given name: "iwo mateusiak"
@@ -175,8 +189,10 @@ class NameDetector:
                 # name after it has its title: "Minister Ariel Sharon"; nor before a word one letter longer than an
                 # English word: "Late Flightr")
                 kinds[k] = "first"
-            # a word with letters English does not use is as good as a given name here: "trīne salami"
-            if (kinds[k] == "first" or kinds[k] == "last" and not toks[k][2].isascii()) and kinds[k + 1] is None \
+            # a word with letters English does not use is as good as a given name here: "trīne salami", and so is
+            # a name after a cue and an unlisted word GloVe reads as a name: "student oyenike salami", "mojisola salami"
+            if (kinds[k] == "first" or kinds[k] == "last" and (not toks[k][2].isascii() or k in cued or k in read)) \
+                    and kinds[k + 1] is None \
                     and adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
                 if _no_name_word(w, self.lex):
@@ -243,17 +259,8 @@ class NameDetector:
             keep = self._accept(run, kinds, titled, frequent)
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
-            if keep and not titled and len(keep) == 1 and keep[0] and toks[keep[0] - 1][2] in _DETERMINERS \
-                    and kinds[keep[0]].endswith(("-rare", "-common")):
-                keep = None  # "the app", "your app": a weak name word after a determiner is a noun
             if keep and not titled:
-                lower = [k for k in keep if not text[toks[k][0]].isupper()]
-                if ordinary and lower and (
-                        all(kinds[k] == "unknown" for k in keep)  # unlisted words: only as proper nouns
-                        or len(keep) == 1  # "ok", "app": a lone listed name in lower case in cased text
-                        # no distinctive name ("min Late", "Gotta love"): a rare surname is weak here
-                        or not any(kinds[k] in ("first", "last") for k in keep)):
-                    keep = None
+                keep = _untitled_keep(text, toks, kinds, keep, ordinary, frequent, self.lex)
             if keep is None:
                 # in cased text, a proper noun inside a sentence that no list knows or only a rare surname is:
                 # "Delivery for Folch at", "early Holappa", "Holtzer music"; not "Late Flightr" (a capitalized pair)
@@ -307,6 +314,32 @@ class NameDetector:
                 hi > lo and ks[lo].startswith(("first", "initial", "unknown")) and ks[hi].startswith(("last", "unknown"))):
             return None
         return run[lo : hi + 1]
+
+
+def _untitled_keep(text, toks, kinds, keep, ordinary, frequent, lex):
+    """``keep`` (a run's name words, no title before them) without what casing or a determiner says is no name;
+    None when nothing is left."""
+    lower = [k for k in keep if not text[toks[k][0]].isupper()]
+    if len(lower) < len(keep):  # a frequent word in lower case ends a capitalized name: "an Adelaide man", "LA flight"
+        while len(keep) > 1 and frequent[keep[-1]] and kinds[keep[-1]] != "particle" and keep[-1] in lower:
+            keep = keep[:-1]
+            lower = lower[:-1]
+    if ordinary and lower and (
+            all(kinds[k] == "unknown" for k in keep)  # unlisted words: only as proper nouns
+            or len(keep) == 1  # "ok", "app": a lone listed name in lower case in cased text
+            # no distinctive name ("min Late", "Gotta love"): a rare surname is weak here
+            or not any(kinds[k] in ("first", "last") for k in keep)):
+        return None
+    if len(keep) > 1:
+        return keep
+    k = keep[0]
+    if k and toks[k - 1][2] in _DETERMINERS and kinds[k].endswith(("-rare", "-common")):
+        return None  # "the app", "your app": a weak name word after a determiner is a noun
+    word = text[toks[k][0]:toks[k][1]]
+    if 1 < len(word) < 5 and word.isupper() and not text.isupper() and (
+            kinds[k].endswith(("-rare", "-common")) or lex.is_word(toks[k][2])):
+        return None  # "CEO", "ORD", "LA": a short word in capitals, in text that is not all capitals, is an acronym
+    return keep
 
 
 def _no_name_word(w, lex):

@@ -149,3 +149,13 @@ def test_a_year_after_an_address_is_no_postal_code(casing):
 @pytest.mark.parametrize("text", ["in 2019 2020 prices rose", "scores 5 10 15 20", "we sold 120 4500 units"])
 def test_years_and_counts_are_no_phone(text):
     assert _found(text, "PHONE") == []
+
+
+@pytest.mark.parametrize("casing", CASINGS)
+def test_a_brazilian_state_after_a_slash_ends_an_address(casing):
+    # postcode, town and state: an address even with no street before it
+    text = casing("entregar em 69900123 Lagoa Seca / PB amanhã")
+    part = casing("Lagoa Seca / PB")
+    labels = {s.label for s in get_policy("entities").detect(text)
+              if s.start < text.index(part) + len(part) and s.end > text.index(part)}
+    assert labels == {"ADDRESS"}

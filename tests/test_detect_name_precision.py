@@ -45,7 +45,8 @@ def test_no_name(names, text, word):
     ("IBAN: CH2675563627953195728 for Nino Rossi", ["Nino Rossi"]),  # the field name only before a code
     ("April Jones and June Lee met on Monday", ["April Jones", "June Lee"]),  # months that are given names
     ("JOHN SMITH called twice", ["JOHN SMITH"]),                    # a name in capitals, two words
-    ("PLEASE ASK LEE ABOUT IT", ["LEE"]),                            # all capitals: no acronym test
+    ("Sadly KIM left early", ["KIM"]),                               # a distinctive name in capitals
+    ("I SAW ANNA TODAY", ["ANNA"]),                                  # all capitals: no acronym there
     ("Okonjo: 5 apples please", ["Okonjo"]),                        # a speaker whose line opens with a number
     ("Capt. Okafor called the tower.", ["Okafor"]),                 # after the title, the name
 ])
@@ -55,16 +56,17 @@ def test_still_a_name(names, text, expected):
 
 @pytest.mark.parametrize("text,expected", [
     ("the fate of an Adelaide man suspected of fraud", ["Adelaide"]),  # a lower-case frequent word ends it
-    ("we saw Lukas van der Berg at noon", ["Lukas van der Berg"]),     # particles stay
+    ("Yesterday Maria lopez was at the gym", ["Maria lopez"]),         # an infrequent one does not
 ])
 def test_a_lower_case_frequent_word_ends_a_capitalized_name(names, text, expected):
     assert _names(names, text) == expected
 
 
-def test_a_place_no_name_list_holds_is_a_place(policy):
+def test_a_place_no_name_list_holds_is_a_place(names, policy):
     # the name lists leave "Perth" out, the "and" of two people does not take it in, and spaCy's PERSON is
     # cut to nothing: the places detector labels it
     text = "The new route links Perth and Darwin."
+    assert _names(names, text) == ["Darwin"]
     spans = {text[s.start:s.end]: s.label for s in policy.detect(text)}
     assert spans["Perth"] == "GPE"
 
@@ -86,7 +88,9 @@ def test_the_cue_word_is_no_part_of_the_name(names):
     ("congrats to hope on the new job!", ["hope"]),
     ("assigned to grace for review", ["grace"]),
     ("message from joy: running late", ["joy"]),
+    ("landlord grace will fix the boiler", ["grace"]),
     ("student oyenike salami was late again.", ["oyenike salami"]),   # an infrequent word after a cued name
+    ("tenant okafor salami paid late", ["okafor salami"]),           # ... a listed surname too
     ("discharge summary for mojisola salami", ["mojisola salami"]),  # ... after a word GloVe reads as a name
     ("volunteers: eve, vakarė and cezara", ["eve", "vakarė", "cezara"]),  # a list with two distinctive names
 ])
@@ -96,6 +100,7 @@ def test_cues_lists_and_pairs(names, text, expected):
 
 @pytest.mark.parametrize("text", [
     "we need bread, milk, rose and butter",    # one listed word in a list of groceries
+    "she bought bell, wood and stone",         # listed words, none distinctive
     "message from the office: running late",   # a frequent word after the cue
 ])
 def test_no_list_or_cue_without_a_name(names, text):

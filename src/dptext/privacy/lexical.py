@@ -75,6 +75,7 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
     * A spaCy ``DATE`` / ``TIME`` keeps the words that hold a digit, a month or a weekday: ``next week``,
       ``a few months ago`` and ``the year`` name no date and go; ``Member 92817139`` loses ``Member``.
     * A spaCy ``PERSON`` loses edge words that are English words and no listed name (``passport``, ``Tales``),
+      places no name list holds (``Perth``), unlisted words in lower case in cased text (``checkin``),
       and listed names that are frequent English words unless ordinary casing marks them (``Rose`` stays;
       ``SAID``, ``SONG`` go: the recased copy of upper-case text reads such words as names).
     * Every ``PERSON`` span grows over up to two adjacent name-like words on each side (an unlisted given name

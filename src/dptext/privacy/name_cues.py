@@ -5,8 +5,9 @@
   the start of a line of dialogue;
 * a signature after a dash that ends the message (``talk soon - zerafet``);
 * the subject of a person's verb (``kowalczyk lives at``, with a listed given name before it: ``angel martin
-  lives``), a list of three or more given names, two people joined by ``and`` beside a distinctive name, and
-  the other one of ``X and I`` or ``me and X``.
+  lives``), a list of three or more given names or name words with two distinctive names among them, two people
+  joined by ``and`` beside a distinctive name (a place is not one: ``Perth and Darwin``), and the other one of
+  ``X and I`` or ``me and X``.
 """
 
 from __future__ import annotations

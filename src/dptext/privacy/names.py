@@ -42,6 +42,11 @@
   (:mod:`dptext.privacy.name_vectors`); words joined by hyphens (``tear-gas``) are no name words. A capital
   says nothing after a colon, a dash or a quotation mark either (``Reminder: Chidimma collects``).
 * a place no name list holds (WordNet's geographic instances: ``Perth``, ``Andorra's``) is no unlisted name word.
+* no names either: a field name before a code (``IBAN: CH26…``), a spelled-out month or weekday that is no given
+  name (``December``, ``Monday's``), a word of two to four letters in capitals in text that is not all capitals,
+  when it is a weak name word or an English word (``CEO``, ``LA``), a military title (``Capt``) and a cue word
+  before its name (``Student Oyenike``); a frequent word in lower case ends a capitalized name (``an Adelaide
+  man``).
 * a hashtag that runs a given name into a surname (``#TomBrady``) is a name; handles name accounts and are
   left to their own recognizer.
 
@@ -321,7 +326,7 @@ def _untitled_keep(text, toks, kinds, keep, ordinary, frequent, lex):
     None when nothing is left."""
     lower = [k for k in keep if not text[toks[k][0]].isupper()]
     if len(lower) < len(keep):  # a frequent word in lower case ends a capitalized name: "an Adelaide man", "LA flight"
-        while len(keep) > 1 and frequent[keep[-1]] and kinds[keep[-1]] != "particle" and keep[-1] in lower:
+        while len(keep) > 1 and frequent[keep[-1]] and keep[-1] in lower:
             keep = keep[:-1]
             lower = lower[:-1]
     if ordinary and lower and (

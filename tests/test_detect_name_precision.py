@@ -105,3 +105,13 @@ def test_cues_lists_and_pairs(names, text, expected):
 ])
 def test_no_list_or_cue_without_a_name(names, text):
     assert _names(names, text) == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("returned by blessing ojo on time", ["blessing ojo"]),      # a virtue name before a surname
+    ("we want peace and quiet at last", []),                     # alone, still an ordinary word
+    ("a gift for the whole team", []),
+])
+def test_virtue_names_given_in_west_africa(names, text, expected):
+    assert _names(names, text) == expected
+

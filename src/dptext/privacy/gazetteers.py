@@ -1,8 +1,8 @@
 """Word lists for entity detection, built from installed packages (never from Faker).
 
 * first names: ``gender-guesser`` 0.4.0's ``nam_dict.txt`` (about 48,000 given
-  names from some 50 countries) and the US census 1990 given names of
-  ``names`` 0.3.0;
+  names from some 50 countries), the US census 1990 given names of
+  ``names`` 0.3.0, and a few virtue names both lack (:data:`VIRTUE_NAMES`);
 * surnames: the US census 1990 surname list of ``names`` 0.3.0 (88,799 names of
   many origins); those ranked below :data:`RARE_RANK` (``app``, ``gotta``: one
   family each in the census) are *rare*: a name next to another name, never alone;
@@ -53,7 +53,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 10
+VERSION = 11
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
@@ -245,10 +245,16 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set, set]:
     return terms, tot, lower, body, places
 
 
+# virtue names that both lists above lack, given widely in West and Southern Africa and the Caribbean (as "hope",
+# "grace" and "patience", which the lists hold, are everywhere); frequent words among them stay ambiguous
+VIRTUE_NAMES = frozenset("blessing comfort peace gift favour honour godspower wisdom loveth testimony praise divine "
+                         "treasure victory purity providence temperance modesty promise".split())
+
+
 def _build(src: dict[str, Path]) -> dict:
     from spacy.lang.en.stop_words import STOP_WORDS
 
-    first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"])
+    first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"]) | VIRTUE_NAMES
     last = _census(src["last"])
     medical, counts, lower_nouns, body, places = _medical(src["data.noun"], src["index.sense"])
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")

@@ -218,7 +218,7 @@ def main(argv=None) -> int:
                          "hand, hand2: 150 of the project's own sentences each, labelled by hand (strict precision)")
     ap.add_argument("--pe-data", type=Path, help="presidio-evaluator's data_generator/raw_data folder")
     ap.add_argument("--before-rev", default="a87ae41", help="git revision of the code before issue 24")
-    ap.add_argument("--prev-rev", default="2b674d7", help="git revision shown as 'prev' (the previous round)")
+    ap.add_argument("--prev-rev", default="033fc79", help="git revision shown as 'prev' (the previous round)")
     ap.add_argument("--systems", default="before,prev,ours,presidio")
     ap.add_argument("--overhead", action="store_true",
                     help="only time the entities policy per 100-word wiki prompt, before and now, in each casing")

@@ -213,9 +213,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=300, help="sentences per set")
     ap.add_argument("--part", default="held",
-                    choices=("dev", "held", "held2", "held3", "held4", "held5", "hand", "hand2"),
+                    choices=("dev", "held", "held2", "held3", "held4", "held5", "hand", "hand2", "hand3"),
                     help="dev: tune on it; held, held2 ... held5: held-out parts (held2-5: fresh seeds); "
-                         "hand, hand2: 150 of the project's own sentences each, labelled by hand (strict precision)")
+                         "hand, hand2 (150 each), hand3 (300): the project's own sentences, labelled by hand (strict precision)")
     ap.add_argument("--pe-data", type=Path, help="presidio-evaluator's data_generator/raw_data folder")
     ap.add_argument("--before-rev", default="a87ae41", help="git revision of the code before issue 24")
     ap.add_argument("--prev-rev", default="033fc79", help="git revision shown as 'prev' (the previous round)")

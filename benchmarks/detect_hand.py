@@ -1,11 +1,12 @@
-"""``hand`` and ``hand2``: 150 sentences each of the project's own tweets, wiki and news, labelled by hand.
+"""``hand``, ``hand2`` (150 sentences each) and ``hand3`` (300): the project's own tweets, wiki and news, labelled
+by hand.
 
 The other sets label only what they write in, so a name or a date that was already in a tweet counts against
 precision there. Here every person's name, date, handle and health condition the sentence holds is labelled, so
 precision means what it says. The sentences come from the half of the real set's sentences that its held parts use
-(50 per dataset and part; ``detect_hand.json`` says how they were drawn and what each label covers); each is scored
-as written, lower-cased and upper-cased. Precision here is strict: a detected span counts when it overlaps a label
-of its own type (an ID span also a handle, ``ACCOUNT``).
+(50 per dataset and part, 100 in ``hand3``; ``detect_hand.json`` says how they were drawn and what each label
+covers); each is scored as written, lower-cased and upper-cased. Precision here is strict: a detected span counts
+when it overlaps a label of its own type (an ID span also a handle, ``ACCOUNT``).
 Every occurrence of a labelled string in its sentence is gold.
 """
 

@@ -53,8 +53,10 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 11
+VERSION = 13
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
+SELDOM_CLASS = 3  # nam_dict frequency class (1-13) up to which a given name is seldom given anywhere
+SELDOM_SURNAME_RANK = 5000  # a census surname ranked above this is never a seldom name ("harper" 184, "vice" 7361)
 COMMON_COUNT = 8  # a lemma with at least this many sense-tagged occurrences in WordNet counts as a frequent word
 _MEDICAL_ROOTS = {"disease", "disorder", "illness", "ill_health", "infection", "injury", "symptom", "syndrome",
                   "pathology", "abnormality", "malignancy", "cancer", "tumor", "addiction", "allergy",
@@ -81,6 +83,7 @@ class Lexicon:
     medical: frozenset  # tuples of case-folded words
     body: frozenset    # one-word body parts ("knee", "spine")
     places: frozenset  # one-word geographic names ("perth", "andorra")
+    seldom: frozenset  # given names that are English words, seldom given, in no census list ("visa", "vice")
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded). Only a form English also writes in lower
@@ -156,23 +159,33 @@ def _census(path: Path) -> set[str]:
     return {line.split()[0].casefold() for line in path.read_text(encoding="latin-1").splitlines() if line.strip()}
 
 
+def _census_head(path: Path, n: int) -> set[str]:
+    """The ``n`` first (most frequent) names of a census list."""
+    lines = [line for line in path.read_text(encoding="latin-1").splitlines() if line.strip()]
+    return {line.split()[0].casefold() for line in lines[:n]}
+
+
 def _rare(path: Path) -> set[str]:
     """Census surnames ranked past :data:`RARE_RANK` (the file lists them by rank)."""
     lines = [line for line in path.read_text(encoding="latin-1").splitlines() if line.strip()]
     return {line.split()[0].casefold() for line in lines[RARE_RANK:]}
 
 
-def _given_names(path: Path) -> set[str]:
-    out = set()
+def _given_names(path: Path) -> dict[str, int]:
+    """Case-folded given names of ``nam_dict.txt`` -> the highest frequency class any country gives them (the
+    file's columns 31-85 hold one hexadecimal class per country: 1 isolated cases ... 13 very common; 0 where
+    the line gives none, as for a spelling variant)."""
+    out: dict[str, int] = {}
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if line.startswith("#") or len(line) < 4:
             continue
         name = line[3:29].strip()
         if "<" in name or not name:
             continue
+        cls = max((int(c, 16) for c in line[30:85] if c in "123456789ABCD"), default=0)
         for part in re.split(r"[+ ]", name):
             if len(part) > 1:
-                out.add(part.casefold())
+                out[part.casefold()] = max(out.get(part.casefold(), 0), cls)
     return out
 
 
@@ -254,7 +267,9 @@ VIRTUE_NAMES = frozenset("blessing comfort peace gift favour honour godspower wi
 def _build(src: dict[str, Path]) -> dict:
     from spacy.lang.en.stop_words import STOP_WORDS
 
-    first = _given_names(src["nam_dict"]) | _census(src["male"]) | _census(src["female"]) | VIRTUE_NAMES
+    given = _given_names(src["nam_dict"])
+    census = _census(src["male"]) | _census(src["female"])
+    first = set(given) | census | VIRTUE_NAMES
     last = _census(src["last"])
     medical, counts, lower_nouns, body, places = _medical(src["data.noun"], src["index.sense"])
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
@@ -265,8 +280,16 @@ def _build(src: dict[str, Path]) -> dict:
                 if k.endswith(".exc"):  # an irregular form is as frequent as its base ("said" as "say")
                     infl, *bases = line.split()
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
-    return {"first": sorted(first), "last": sorted(last), "rare": sorted(_rare(src["last"])), "counts": counts,
-            "known": sorted(known),
+    words = Lexicon(frozenset(), frozenset(), frozenset(), counts, frozenset(known), frozenset(STOP_WORDS),
+                    frozenset(), frozenset(), frozenset(), frozenset())
+    # an English word that only the long list gives as a name, and no country often, nor one of the census's
+    # frequent surnames ("visa", "vice"; not "harper", "lambert")
+    rare = _rare(src["last"])
+    frequent = _census_head(src["last"], SELDOM_SURNAME_RANK)
+    seldom = {w for w, c in given.items() if c <= SELDOM_CLASS and w not in census and w not in VIRTUE_NAMES
+              and words.is_word(w) and w not in frequent}
+    return {"first": sorted(first), "last": sorted(last), "rare": sorted(rare), "counts": counts,
+            "known": sorted(known), "seldom": sorted(seldom),
             "stop": sorted(STOP_WORDS), "medical": sorted(medical), "body": sorted(body),
             "places": sorted(places)}
 
@@ -279,7 +302,7 @@ def lexicon() -> Lexicon:
             return _built
         try:
             src = _sources()
-            key = cache.key_of("gazetteers", COMMON_COUNT, RARE_RANK,
+            key = cache.key_of("gazetteers", COMMON_COUNT, RARE_RANK, SELDOM_CLASS, SELDOM_SURNAME_RANK,
                                [cache.file_fingerprint(p) for p in src.values()])
             path = cache.entry_path("gazetteers", "lexicon", key, ".json", version=VERSION)
             if path.exists():
@@ -296,5 +319,5 @@ def lexicon() -> Lexicon:
         _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), frozenset(raw["rare"]), raw["counts"],
                          frozenset(raw["known"]),
                          frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]),
-                         frozenset(raw["body"]), frozenset(raw["places"]))
+                         frozenset(raw["body"]), frozenset(raw["places"]), frozenset(raw["seldom"]))
         return _built

@@ -108,10 +108,14 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
                     return False
                 if ordinary and w.islower() and not listed:
                     return False  # in cased text an unlisted word in lower case is no name: "checkin"
+                # alone, an English word no casing marks is ambiguous as in the name lists ("BIAS", "VIGIL": spaCy
+                # read them from the recased copy, which title-cases listed surnames)
+                ambiguous = lex.common(f) or lone and (f in lex.seldom or f not in lex.first and lex.is_word(f))
                 return (not f.isalpha() or not lex.is_word(f)
-                        or listed and (not lex.common(f) or ordinary and w[:1].isupper() and not w.isupper()))
+                        or listed and (not ambiguous or ordinary and w[:1].isupper() and not w.isupper()))
             if d.start and text[d.start - 1] in "@#":  # spaCy leaves the sign out of "#DeflateGate"
                 d = Detection(d.start - 1, d.end, d.label, d.detector)
+            lone = len(text[d.start:d.end].split()) == 1
             d = _trim(text, d, keep)
         if d is not None:
             out.append(d)

@@ -46,9 +46,11 @@ def tokens(text):
 
 def run_together(w, lex):
     """``w`` is a given name run into a surname that is no frequent English word (``tombrady``), the whole no English
-    word, and no cut of it holds a place (``virginamerica``, ``americanair``)."""
+    word, no place (``sydney`` is no ``syd`` + ``ney``) and no cut of it holds a place (``virginamerica``,
+    ``americanair``)."""
     cuts = range(3, len(w) - 2)
-    if not w.isalpha() or lex.is_word(w) or any(w[:i] in lex.places or w[i:] in lex.places for i in cuts):
+    if not w.isalpha() or lex.is_word(w) or w in lex.places \
+            or any(w[:i] in lex.places or w[i:] in lex.places for i in cuts):
         return False
     return any(w[:i] in lex.first and w[i:] in lex.last and not lex.common(w[i:]) for i in cuts)
 

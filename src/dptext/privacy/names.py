@@ -82,6 +82,7 @@ _GENERATIONAL = frozenset("jr sr ii iii iv".split())
 _DAYS_MONTHS = frozenset("january february march april may june july august september october november december "
                          "monday tuesday wednesday thursday friday saturday sunday".split())
 _FIELDS = frozenset("iban nino vin reg".split())
+_CAMEL = re.compile(r"([A-Z][a-z]{2,})([A-Z][a-z]{2,})")  # "#JackWhite": two words, each capitalized
 _CODE = re.compile(r"[\s:#.]{0,3}[A-Za-z]{0,4}\d")
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))
@@ -262,6 +263,12 @@ class NameDetector:
                 if kinds[k] is None:
                     kinds[k] = "particle" if toks[k][2] in _PARTICLES else "last-common"
             keep = self._accept(run, kinds, titled, frequent)
+            if keep and len(keep) == 1 and not titled and _seldom(toks[keep[0]][2], self.lex) \
+                    and not (ordinary and title_case(text, toks[keep[0]])):
+                keep = None  # alone and not written as a proper noun, a word seldom given as a name: "visa", "vice"
+            if keep and len(keep) > 1 and not titled and any(_seldom(toks[k][2], self.lex) for k in keep) and all(
+                    _seldom(toks[k][2], self.lex) or (kinds[k] or "").endswith("-common") for k in keep):
+                keep = None  # with only frequent or ambiguous words beside it, no name either: "visa card"
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
             if keep and not titled:
@@ -285,10 +292,28 @@ class NameDetector:
                 out.append(Detection(begin, end, self.label, self.name))
             i = j + 1
         out.extend(Detection(s, e, self.label, self.name) for s, e in foreign_words(text))
-        # a hashtag that runs a given name into a surname: "#TomBrady" (a handle names an account, often a company's)
+        # a hashtag that is a person's name (a handle names an account, often a company's)
         out.extend(Detection(s, e, self.label, self.name) for s, e, w in toks
-                   if text[s - 1:s] == "#" and run_together(w, self.lex))
+                   if text[s - 1:s] == "#" and self._hashtag(text[s:e], w, ordinary))
         return out
+
+    def _hashtag(self, word, w, ordinary):
+        """A hashtag (``word`` as written, ``w`` case-folded) that names a person: a given name run into a surname
+        that is no frequent word (``#TomBrady``, ``#tombrady``); in camel case, a given name and a surname that is
+        not rare, not both frequent words (``#TimCook``; not ``#WinterWeather``, ``#OscarNight``); or one listed
+        name of four letters or more that is no English word, place, month or weekday (``#Hernandez``; not
+        ``#Sunday``, nor in capitals where the text is cased: ``#ISIS``)."""
+        lex = self.lex
+        if run_together(w, lex):
+            return True
+        camel = _CAMEL.fullmatch(word)
+        if camel:
+            a, b = camel[1].casefold(), camel[2].casefold()
+            return a in lex.first and b in lex.last and b not in lex.rare and not (lex.common(a) and lex.common(b)) \
+                and not any(p in lex.places or p in lex.stop for p in (a, b))
+        return len(w) > 3 and w.isalpha() and not (ordinary and word.isupper()) and (w in lex.first or w in lex.last) \
+            and w not in lex.places and w not in CALENDAR and not lex.is_word(w) \
+            and self._kind(word, (0, len(word), w)) in ("first", "last")
 
     @staticmethod
     def _accept(run, kinds, titled, common):
@@ -345,6 +370,12 @@ def _untitled_keep(text, toks, kinds, keep, ordinary, frequent, lex):
             kinds[k].endswith(("-rare", "-common")) or lex.is_word(toks[k][2])):
         return None  # "CEO", "ORD", "LA": a short word in capitals, in text that is not all capitals, is an acronym
     return keep
+
+
+def _seldom(w, lex):
+    """A given name seldom given anywhere that is also an English word (``visa``, ``vice``): a name
+    beside another name word, after a title or written as a proper noun in cased text, never alone otherwise."""
+    return w.removesuffix("'s") in lex.seldom
 
 
 def _no_name_word(w, lex):

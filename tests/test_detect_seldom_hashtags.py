@@ -1,0 +1,97 @@
+"""Given names that are seldom given and English words, spaCy's lone readings of uncased words, and hashtags that
+name a person; on sentences written for these tests.
+
+* A word that only the long given-name list holds, seldom given anywhere, and that is an English word (``visa``,
+  ``vice``) is a name beside another name word, after a title or as a proper noun in cased text; never alone, nor
+  beside frequent or ambiguous words only (``visa card``).
+* In lower- or upper-case text, spaCy reads the recased copy, which title-cases listed surnames that are English
+  words: a one-word spaCy PERSON that is such a word (``VIGIL``) is dropped; a two-word one stays.
+* A hashtag is a person's name when it is one distinctive listed name (``#Hernandez``), or a given name and a
+  surname in camel case that are not both frequent words (``#TimCook``).
+"""
+
+import pytest
+
+from dptext.privacy.gazetteers import lexicon
+from dptext.privacy.lexical import NameDetector
+from dptext.privacy.policy import get_policy
+
+
+@pytest.fixture(scope="module")
+def names():
+    return NameDetector()
+
+
+@pytest.fixture(scope="module")
+def policy():
+    return get_policy("entities")
+
+
+def _persons(policy, text):
+    return [text[s.start:s.end] for s in policy.detect(text) if s.label == "PERSON"]
+
+
+def test_seldom_names_are_english_words_no_census_list_holds():
+    lex = lexicon()
+    assert {"visa", "vice"} <= lex.seldom
+    # given often somewhere, a census given name, or a census surname that is not rare: never seldom
+    assert not {"maria", "rose", "grace", "mark", "harper", "lambert"} & lex.seldom
+
+
+@pytest.mark.parametrize("text,word", [
+    ("she paid for the tickets with her visa card", "visa"),
+    ("the vice chair left the meeting early", "vice"),
+    ("WE ONLY TAKE VISA AND CASH", "VISA"),
+    ("former vice presidents attended", "vice"),
+    ("do you need a visa card for the deposit", "visa"),  # beside a frequent or ambiguous word only
+])
+def test_a_lone_seldom_name_is_no_name(policy, text, word):
+    assert not any(word in p for p in _persons(policy, text))
+
+
+@pytest.mark.parametrize("text,name", [
+    ("we had lunch with visa virtanen on friday", "visa virtanen"),    # beside a surname
+    ("minutes taken by mr vice, the new clerk", "vice"),               # after a title
+    ("MINUTES TAKEN BY MR VICE, THE NEW CLERK", "VICE"),
+    ("We hiked with Visa in the hills.", "Visa"),                      # a proper noun in cased text
+    ("SAID VISA KOWALCZYK, THE MINISTER", "VISA KOWALCZYK"),
+])
+def test_a_seldom_name_beside_a_name_or_capitalized_stays(names, text, name):
+    found = [text[d.start:d.end] for d in names.detect(text)]
+    assert any(name in p for p in found), found
+
+
+@pytest.mark.parametrize("text,word", [
+    ("PLANS FOR A CANDLELIGHT VIGIL HAD TO BE SCRAPPED", "VIGIL"),
+    ("GROWING CONCERNS OVER REGIONAL BIAS IN THE SAMPLE", "BIAS"),
+])
+def test_spacy_alone_on_an_uncased_english_word_is_no_name(policy, text, word):
+    assert word not in " ".join(_persons(policy, text))
+
+
+def test_spacy_two_word_person_in_upper_case_stays(policy):
+    text = "I'M WRITING ON BEHALF OF MR. DAS NEVES REGARDING ACCOUNT 5313273."
+    assert "DAS NEVES" in " ".join(_persons(policy, text))
+
+
+@pytest.mark.parametrize("text,tag", [
+    ("#Hernandez to the rescue again", "#Hernandez"),
+    ("#hernandez to the rescue again", "#hernandez"),
+    ("#HERNANDEZ TO THE RESCUE AGAIN", "#HERNANDEZ"),
+    ("watching #TimCook on stage tonight", "#TimCook"),
+    ("can't wait for #KatyPerry at halftime", "#KatyPerry"),
+])
+def test_a_hashtag_that_names_a_person(policy, text, tag):
+    assert any(tag in p or tag[1:] in p for p in _persons(policy, text)), _persons(policy, text)
+
+
+@pytest.mark.parametrize("text,tag", [
+    ("stay safe out there #WinterWeather", "WinterWeather"),   # a given name and a surname, both frequent words
+    ("new phone in #RoseGold finally", "RoseGold"),
+    ("best speech of the year #OscarNight", "OscarNight"),      # a rare surname that is a frequent word
+    ("brunch plans for #Sunday anyone?", "Sunday"),             # a weekday
+    ("News about #ISIS again today.", "ISIS"),                   # capitals in cased text: an acronym
+    ("flying over #Sydney right now", "Sydney"),                # a place
+])
+def test_a_hashtag_that_names_no_person(names, text, tag):
+    assert not any(tag in text[d.start:d.end] for d in names.detect(text))

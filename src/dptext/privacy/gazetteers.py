@@ -3,6 +3,10 @@
 * first names: ``gender-guesser`` 0.4.0's ``nam_dict.txt`` (about 48,000 given
   names from some 50 countries), the US census 1990 given names of
   ``names`` 0.3.0, and a few virtue names both lack (:data:`VIRTUE_NAMES`);
+  *seldom* given names are English words that only ``nam_dict.txt`` holds, of
+  frequency class :data:`SELDOM_CLASS` or less in every country, that are no
+  census given name and none of the :data:`SELDOM_SURNAME_RANK` most frequent
+  census surnames (``visa``, ``vice``; not ``harper``);
 * surnames: the US census 1990 surname list of ``names`` 0.3.0 (88,799 names of
   many origins); those ranked below :data:`RARE_RANK` (``app``, ``gotta``: one
   family each in the census) are *rare*: a name next to another name, never alone;

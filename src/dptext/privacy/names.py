@@ -47,8 +47,11 @@
   when it is a weak name word or an English word (``CEO``, ``LA``), a military title (``Capt``) and a cue word
   before its name (``Student Oyenike``); a frequent word in lower case ends a capitalized name (``an Adelaide
   man``).
-* a hashtag that runs a given name into a surname (``#TomBrady``) is a name; handles name accounts and are
-  left to their own recognizer.
+* a hashtag that runs a given name into a surname (``#TomBrady``, ``#TimCook``) or is one distinctive listed
+  name (``#Hernandez``) is a name; handles name accounts and are left to their own recognizer.
+* a given name seldom given anywhere that is also an English word (``visa``, ``vice``;
+  :attr:`~dptext.privacy.gazetteers.Lexicon.seldom`) is a name only beside another name word, after a title or
+  as a proper noun in cased text.
 
 Word shapes, tokens and casing tests live in :mod:`dptext.privacy.name_words`.
 """

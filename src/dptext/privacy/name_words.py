@@ -44,6 +44,9 @@ def tokens(text):
              .replace("‘", "'").replace("i\u0307", "i")) for m in _TOKEN.finditer(text)]
 
 
+_CAMEL = re.compile(r"([A-Z][a-z]{2,})([A-Z][a-z]{2,})")  # "#TimCook": two words, each capitalized
+
+
 def run_together(w, lex):
     """``w`` is a given name run into a surname that is no frequent English word (``tombrady``), the whole no English
     word, no place (``sydney`` is no ``syd`` + ``ney``) and no cut of it holds a place (``virginamerica``,
@@ -53,6 +56,25 @@ def run_together(w, lex):
             or any(w[:i] in lex.places or w[i:] in lex.places for i in cuts):
         return False
     return any(w[:i] in lex.first and w[i:] in lex.last and not lex.common(w[i:]) for i in cuts)
+
+
+def person_hashtag(word, w, ordinary, lex, kind):
+    """A hashtag (``word`` as written, ``w`` case-folded; ``ordinary``: the text is cased) that names a person: a
+    given name run into a surname that is no frequent word (``#TomBrady``, ``#tombrady``); in camel case, a given
+    name and a surname that is not rare, not both frequent words (``#TimCook``; not ``#WinterWeather``,
+    ``#OscarNight``); or one listed name of four letters or more that is no English word, place, month or weekday
+    and that ``kind`` (the name detector's word kind) calls distinctive (``#Hernandez``; not ``#Sunday``, nor in
+    capitals where the text is cased: ``#ISIS``)."""
+    if run_together(w, lex):
+        return True
+    camel = _CAMEL.fullmatch(word)
+    if camel:
+        a, b = camel[1].casefold(), camel[2].casefold()
+        return a in lex.first and b in lex.last and b not in lex.rare and not (lex.common(a) and lex.common(b)) \
+            and not any(p in lex.places or p in lex.stop for p in (a, b))
+    return len(w) > 3 and w.isalpha() and not (ordinary and word.isupper()) and (w in lex.first or w in lex.last) \
+        and w not in lex.places and w not in CALENDAR and not lex.is_word(w) \
+        and kind(word, (0, len(word), w)) in ("first", "last")
 
 
 def opens(text, tok, marks=".!?"):

@@ -64,8 +64,8 @@ from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.name_cues import _CUE_WORDS, _DETERMINERS, _ROLES, _cued, _strengthen, tagged
 from dptext.privacy.name_vectors import THRESHOLD, name_like, score, table
 from dptext.privacy.name_words import (  # noqa: F401 - tokens is re-exported
-    CALENDAR, OPENERS, SURNAME_SHAPE, adjacent, compound, derived, has_ordinary_casing, opens, proper_mid,
-    run_together, title_case, tokens)
+    CALENDAR, OPENERS, SURNAME_SHAPE, adjacent, compound, derived, has_ordinary_casing, opens, person_hashtag,
+    proper_mid, title_case, tokens)
 from dptext.privacy.recognizers import Detection
 from dptext.privacy.scripts import foreign_words
 
@@ -85,7 +85,6 @@ _GENERATIONAL = frozenset("jr sr ii iii iv".split())
 _DAYS_MONTHS = frozenset("january february march april may june july august september october november december "
                          "monday tuesday wednesday thursday friday saturday sunday".split())
 _FIELDS = frozenset("iban nino vin reg".split())
-_CAMEL = re.compile(r"([A-Z][a-z]{2,})([A-Z][a-z]{2,})")  # "#JackWhite": two words, each capitalized
 _CODE = re.compile(r"[\s:#.]{0,3}[A-Za-z]{0,4}\d")
 # elided particles are tokens of their own, apostrophe kept: "Lara d' Heripon", "van 't Riet"
 _ELIDED = frozenset(("d'", "l'", "'t"))
@@ -297,26 +296,8 @@ class NameDetector:
         out.extend(Detection(s, e, self.label, self.name) for s, e in foreign_words(text))
         # a hashtag that is a person's name (a handle names an account, often a company's)
         out.extend(Detection(s, e, self.label, self.name) for s, e, w in toks
-                   if text[s - 1:s] == "#" and self._hashtag(text[s:e], w, ordinary))
+                   if text[s - 1:s] == "#" and person_hashtag(text[s:e], w, ordinary, self.lex, self._kind))
         return out
-
-    def _hashtag(self, word, w, ordinary):
-        """A hashtag (``word`` as written, ``w`` case-folded) that names a person: a given name run into a surname
-        that is no frequent word (``#TomBrady``, ``#tombrady``); in camel case, a given name and a surname that is
-        not rare, not both frequent words (``#TimCook``; not ``#WinterWeather``, ``#OscarNight``); or one listed
-        name of four letters or more that is no English word, place, month or weekday (``#Hernandez``; not
-        ``#Sunday``, nor in capitals where the text is cased: ``#ISIS``)."""
-        lex = self.lex
-        if run_together(w, lex):
-            return True
-        camel = _CAMEL.fullmatch(word)
-        if camel:
-            a, b = camel[1].casefold(), camel[2].casefold()
-            return a in lex.first and b in lex.last and b not in lex.rare and not (lex.common(a) and lex.common(b)) \
-                and not any(p in lex.places or p in lex.stop for p in (a, b))
-        return len(w) > 3 and w.isalpha() and not (ordinary and word.isupper()) and (w in lex.first or w in lex.last) \
-            and w not in lex.places and w not in CALENDAR and not lex.is_word(w) \
-            and self._kind(word, (0, len(word), w)) in ("first", "last")
 
     @staticmethod
     def _accept(run, kinds, titled, common):

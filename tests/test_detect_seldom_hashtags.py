@@ -95,3 +95,10 @@ def test_a_hashtag_that_names_a_person(policy, text, tag):
 ])
 def test_a_hashtag_that_names_no_person(names, text, tag):
     assert not any(tag in text[d.start:d.end] for d in names.detect(text))
+
+
+def test_me_and_x_at_the_end_of_a_text_is_read_without_error(policy):
+    # "me and I" closes the text: the "X and his/her" test once looked two words past the end, and the policy
+    # refused the whole text
+    text = "my app says you're not following me and I can't."
+    assert policy.detect(text) is not None

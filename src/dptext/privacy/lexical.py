@@ -99,6 +99,8 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             def keep(w):  # a listed name that is a frequent word counts only when casing marks it ("Rose")
                 if w[:1] in "@#" or w.casefold() == "rt":
                     return False  # a handle, hashtag or retweet mark names an account or topic, no person
+                if w.casefold().rstrip(".") in TITLES:
+                    return False  # a title stays public, as the name lists keep it: "Mr Maguire" -> "Maguire"
                 f = w.casefold().replace("’", "'").strip(".'-")
                 f = f[:-2] if f.endswith("'s") else f
                 listed = f in lex.first or f in lex.last
@@ -156,8 +158,8 @@ def _widen(text, detections, names):
         for _ in range(2):
             i = by_end.get(s - 1)
             if i is None or text[s - 1] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common") \
-                    or account_word(text, toks[i]):  # no handle, hashtag or e-mail local part
-                break
+                    or account_word(text, toks[i]) or toks[i][2] in TITLES:  # no handle, hashtag, e-mail local
+                break  # part or title ("Mr" stays public)
             s = toks[i][0]
         for _ in range(2):
             i = by_start.get(e + 1)

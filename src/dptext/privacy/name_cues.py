@@ -149,13 +149,14 @@ def _strengthen(text, toks, kinds, lex):
     # surname that is no frequent word) or no English list does ("shekoni and i are", "ogbuehi and his brother",
     # "ME AND GRACE"); not "coffee and I", nor after a determiner ("the kids and I")
     for i in range(n):
-        x = i if i + 2 < n and toks[i + 1][2] == "and" and toks[i + 2][2] in ("i", "me", "his", "her") \
-            and text[toks[i][1]:toks[i + 2][0]].lower() == " and " else \
-            i if i > 1 and toks[i - 2][2] == "me" and toks[i - 1][2] == "and" \
-            and text[toks[i - 2][1]:toks[i][0]].lower() == " and " else None
+        after = i + 2 < n and toks[i + 1][2] == "and" and toks[i + 2][2] in ("i", "me", "his", "her") \
+            and text[toks[i][1]:toks[i + 2][0]].lower() == " and "
+        before = i > 1 and toks[i - 2][2] == "me" and toks[i - 1][2] == "and" \
+            and text[toks[i - 2][1]:toks[i][0]].lower() == " and "
+        x = i if after or before else None
         # "X and his/her …" is about a person even when X is a frequent word that is a listed name ("blessing
         # and his wife"); "coffee and I" is not
-        his = x is not None and x == i and toks[i + 2][2] in ("his", "her")
+        his = after and toks[i + 2][2] in ("his", "her")
         if x is not None and (kinds[x] in ("unknown", "first-common", "last-rare")
                               or kinds[x] == "last-common" and (his or not lex.common(toks[x][2]))) \
                 and not (x and _owned(toks[x - 1][2])) \

@@ -58,4 +58,4 @@ CLAUSE = frozenset("i he she it we they you him them us me will would shall shou
 # words before a number that make it a phone, a vehicle's plate or a ticket's, never a street: "phone 052 597 55 22"
 # (a street-like "phone 052" beside a code-like "597 55"), "car KF 87960"
 NOT_STREET = frozenset("phone tel telephone mobile cell fax call text car van truck reg plate card account order "
-                        "invoice ticket".split())
+                        "invoice ticket ph whatsapp sms ssn passport licence license iban".split())

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import re
 
+from dptext.privacy.address_words import PARTICLES
+
 # a house number's mark before it: "N° 222", "Nº 5", "Nr. 24", "no. 7", "núm. 3"; "S/N" (no number) stands for one
 NUMBER_MARK = r"(?:(?:n[°º]|nr\.?|no\.|núm\.?|num\.)\s?)?"
 NO_NUMBER = r"s/n\b"
@@ -126,6 +128,55 @@ CODE_LINE = re.compile(r"[^\n\d]{0,30}(?:\n[ \t]*>?[ \t]*[^\n]{1,30}){0,2}?\n[ \
                        r"(?:[A-Z]{1,2}[ \t-]?)?\d{3,6}(?:[ -]\d{3})?[ \t]*(?=\n|$)", re.IGNORECASE)
 
 
+# a house number and a street name before a comma or a clause's end, the name no frequent English words: "1172
+# Tangerudbakken,", "1233 VOIE PRINCIPALE," (weak: a postcode and town after the comma, or a cue before it, make it
+# an address: "address: 1325 bølerbakken")
+NUMBERED_NAME = re.compile(r"(?<![\w/.,-])(?!(?:19|20)\d\d\b)\d{1,5}[a-z]?[ \t]{1,3}((?:[^\W\d_][\w'’.-]*[ \t]{1,3}){0,3}"
+                           r"[^\W\d_][\w'’.-]*)(?=[ \t]*(?:[,;.!?|)]|$))", re.IGNORECASE)
+
+
+# words that announce an address: after them a lone weak anchor ("Roheline 43", "Vale Verde, 94,") is one
+# (a verb of sending or moving, up to three words, then "to": "send the keys to", "moving to"; the address named,
+# maybe with a note: "home address", "address (3 years):", "last known address was"; a home: "my new flat is")
+CUE = re.compile(r"(?:\b(?:lives?|living|lived|resides?|residing|located|ship|shipped|deliver|delivered)\s+(?:at|to|in)"
+                 r"|\b(?:ship|send|sent|post|posted|mail|mailed|forward|return|returned|moving|moved|registered)"
+                 r"(?:\s+[^\W\d_]+){0,3}?\s+to\s*:?"
+                 r"|\b(?:ship|deliver)\s+to\s*:|\baddress(?:\s+\([^()\n]{1,20}\))?(?:\s+(?:is|was))?\s*[:-]?"
+                 r"|\b(?:flat|home|house|property)\s+(?:is|at))\s*$", re.IGNORECASE)
+# three or more groups of digits, 8 digits or more: a phone or an identifier ("514 74 0290", "07 859 31 55"); a
+# weak anchor cut out of one ("SSN 514 74": a street and a postcode) is none
+NUMBER_CHAIN = re.compile(r"(?<![\w/.-])\d{1,6}(?:[ .-]\d{1,6}){2,}(?![\w/-])")
+
+
+# a vehicle before a code (maybe after the plate's first group): a number plate, no postcode ("the vehicle,
+# SO211WS, is", "reg: HX 49575", "car PO 2813 WT")
+VEHICLE = re.compile(r"\b(?:car|vehicle|van|truck|lorry|motorbike|plates?|reg|registration|rego)\b\.?\s{0,3}"
+                     r"(?:(?:no\.?|number|#)\s{0,3})?[:,]?\s{0,3}(?:[a-z0-9]{1,4}[ -])?$", re.IGNORECASE)
+
+
+def outside_numbers(text, strong, weak):
+    """The anchors without number plates (:data:`VEHICLE`) and pieces of phones and identifiers: a weak anchor
+    that starts or ends inside a :data:`NUMBER_CHAIN` goes, a strong one starts after it ("795 812 069, ulica
+    Dębowa" keeps "ulica Dębowa")."""
+    strong, weak = ([a for a in found if not VEHICLE.search(text, max(0, a[0] - 30), a[0])] for found in (strong, weak))
+    chains = [(m.start(), m.end()) for m in NUMBER_CHAIN.finditer(text) if sum(c.isdigit() for c in m.group(0)) >= 8]
+    if not chains:
+        return strong, weak
+    weak = [a for a in weak if not any(cs < a[1] < ce or cs < a[0] < ce for cs, ce in chains)]
+    cut = []
+    for s, e, kind in strong:
+        s = next((ce for cs, ce in chains if cs < s < ce), s)
+        s += len(text[s:e]) - len(text[s:e].lstrip(" ,"))
+        if e > s:
+            cut.append((s, e, kind))
+    return cut, weak
+
+
+def _words(s):
+    """The words of ``s``, case-folded."""
+    return [w.casefold() for w in re.findall(r"[^\W\d_]+", s)]
+
+
 def anchors(text: str, common):
     """``(start, end, kind)`` of the anchors above, kind one of strong, tail, postcode, unit. ``common(word)``
     tells a frequent English word: a town that is one is no town ("order 552341")."""
@@ -136,6 +187,9 @@ def anchors(text: str, common):
                       ("tail", AU_TAIL), ("postcode", EIRCODE), ("postcode", PT_POSTCODE), ("unit", UNIT_MARK)):
         for m in pat.finditer(text):
             yield m.start(), m.end(), kind
+    for m in NUMBERED_NAME.finditer(text):
+        if all(w in PARTICLES or not common(w) for w in _words(m.group(1))):  # "Parc des Tartans", not "Zagreb by noon"
+            yield m.start(), m.end(), "street"
     for m in TOWN_CODE4.finditer(text):  # one of the town's words is no frequent English word: not ", June 2024"
         if not all(common(w.casefold()) for w in re.findall(r"[^\W\d_]+", m.group(1))):
             yield m.start(), m.end(), "town"

@@ -17,8 +17,11 @@ An address is found as *anchors* joined by short gaps:
   ``BY 91714``, ``, 802`` after a town), a unit (``Apt. 353``) and words
   followed by a house number (``Birkimelur 59``, ``Recanto Rodrigues, 72,``);
   kept next to a strong anchor or to a weak anchor of another kind, or a street
-  right after a cue (``lives at``, ``address:``); an 8-digit code is a
-  Brazilian postcode (``90252092 Gomes / PI``).
+  right after a cue (``lives at``, ``address:``, ``moving to``, ``send the keys to``, ``my new flat is``) when
+  not all its words are frequent English ones; an 8-digit code is a
+  Brazilian postcode (``90252092 Gomes / PI``); a house number and a name before a comma (``1172
+  Tangerudbakken, 2285 Kragerø``) is a street. No anchor is cut from a phone or an identifier (three or more
+  digit groups: ``SSN 514 74 0290``) or follows a vehicle (a number plate: ``the vehicle, HX 49575``).
 
 An address then takes a house number right before it and up to three ``, Town``
 or ``, 110111`` segments after it (a town with a region such as ``(FC)`` or ``/ GO``),
@@ -91,7 +94,7 @@ BARE_POSTCODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{1,2}-\d{4,5}|\d{2}-\d{3}|\d{5}
 # number between commas)
 STREET_LIKE = re.compile(rf"(?<![\w-])(?:(?!(?:19|20)\d\d\b)\d{{1,5}}[a-z]?[ \t]{{1,3}})?(?:{_W}[ \t]{{1,3}}){{0,3}}{_W}"
                          rf"(?:[ \t]{{1,3}}{NUMBER_MARK}(?!(?:19\d|20[0-3])\d\b)\d{{1,5}}[a-z]?(?:/\d{{1,4}}[a-z]?)?\.?(?![\w/-])"
-                         rf"|,[ \t]{{1,3}}(?:\d{{1,5}}[a-z]?|{NO_NUMBER})(?=,|\s*$))",
+                         rf"|,[ \t]{{1,3}}(?:(?!(?:19\d|20[0-3])\d\b)\d{{1,5}}[a-z]?|{NO_NUMBER})(?=[,;!?|]|\.(?!\w)|\s*$))",
                          re.IGNORECASE | re.MULTILINE)
 # a street type written as its own word after the name, in languages where it follows: "Tycho Jessens Vej",
 # "Gosposka ulica 58", "Berings gate 210"; a house number before or after it is required
@@ -137,6 +140,22 @@ def _english(m):
     return all(everyday(w) for w in _letters(m.group(0)))
 
 
+def _apart(found):
+    """Two anchors of different kinds side by side, not one text read two ways ("6145 BC" is no house number and
+    no postcode at once)."""
+    return any(k != k2 and (e <= s2 or e2 <= s) for s, e, k in found for s2, e2, k2 in found)
+
+
+def _after_cue(text, s, e):
+    """Where a lone street ``text[s:e]`` starts after a cue (:data:`.address_world.CUE`), maybe one inside it
+    ("home address Conjunto Macedo, 60"); None without a cue, or when its words are all frequent English ones
+    ("moved to page 12", "Windows 10")."""
+    for p in [s] + [s + w.start() for w in re.finditer(r"(?<!\S)[^\W\d_]", text[s:e])]:
+        if address_world.CUE.search(text, max(0, p - 40), p):
+            return None if all(everyday(x) for x in _letters(text[p:e])) else p
+    return None
+
+
 def _letters(s):
     """The words of ``s``; a house number's letter ("2a") is none."""
     return [w.casefold() for w in re.findall(r"(?<!\d)[^\W\d_]+", s)]
@@ -161,8 +180,6 @@ def _drop_stop_tail(text, m, stop):
     return (m.start(), m.start() + words[-1][1], "postcode") if len(words) > 1 else None
 
 
-# words that announce an address: after them a lone weak anchor ("Roheline 43", "Vale Verde, 94,") is one
-_CUE = re.compile(r"(?:\b(?:lives?|living|lived|resides?|residing|located|ship|shipped|deliver|delivered)\s+(?:at|to|in)|\baddress(?:\s+is)?\s*[:-]?|\bmy\s+address\s+is)\s*$", re.IGNORECASE)
 # the house number, maybe after a flat and a slash: "1340 Grev Moltkevej", "5/2 Rich Reach"
 _NUMBER_LEAD = re.compile(r"(?<![\w,./-])(?:\d{1,5}/)?\d{1,5}[a-z]?\s{1,3}$", re.IGNORECASE)
 
@@ -289,17 +306,20 @@ def find(text: str):
         weak += [(m.start(), m.end(), kind) for m in pat.finditer(text) if _weak_kept(text, m, pat, stop)
                  and not (pat is STREET_LIKE and m.end() in towns)]  # ", Riverhead 0820" is a town, no street
     groups: list[list] = []
+    strong, weak = address_world.outside_numbers(text, strong, weak)
     for s, e, kind in sorted(strong + weak):
         if groups and (s <= groups[-1][1] or _GAP.fullmatch(text, groups[-1][1], s)):
             g = groups[-1]
             g[1] = max(g[1], e)
             g[2].add(kind)
+            g[3].append((s, e, kind))
         else:
-            groups.append([s, e, {kind}])
-    for s, e, kinds in groups:
-        if not kinds & {"strong", "tail"} and len(kinds) < 2 and not (  # two kinds of weak anchor: "Main 5, 12345"
-                "street" in kinds and _CUE.search(text, max(0, s - 30), s)):  # or a cue: "lives at Roheline 43"
-            continue
+            groups.append([s, e, {kind}, [(s, e, kind)]])
+    for s, e, kinds, found in groups:
+        if not kinds & {"strong", "tail"} and not _apart(found):  # two kinds of weak anchor: "Main 5, 12345"
+            s = _after_cue(text, s, e) if "street" in kinds else None  # or a cue: "lives at Roheline 43"
+            if s is None:
+                continue
         for _ in range(3 if kinds & {"tail", "postcode"} else 0):  # town, street and unit lines before the tail: "Flat 16, Rogers Creek, Rosieview, TN63 1RS"
             m = _BACK.search(text, max(0, s - 60), s)
             if not m or text[m.start():s].split()[0].casefold().strip(",") in stop:

@@ -10,24 +10,25 @@ matches that pass it:
   optional ``+CC`` / ``00CC`` / ``001`` prefix (and a bracketed trunk ``(0)``),
   optional ``(area)`` of up to 5 digits and
   ``x123`` / ``ext. 123`` extension, at least three digit groups unless
-  written with ``+`` or ``(``; a bare run of 10 or 11 digits (a North American
-  number written without separators); ISO dates and SSNs are excluded;
+  written with ``+`` or ``(``; a bare run of 10 to 12 digits (a North American
+  number written without separators), or 8 to 15 after ``+`` or ``00`` (E.164); ISO dates and SSNs are excluded;
 * ``CARD``: 13 to 19 digits (spaces or dashes allowed) passing the Luhn check
   ``Σ digits, every second from the right doubled (minus 9 above 9) ≡ 0 (mod 10)``;
 * ``IBAN``: country code, two check digits, 11 to 30 alphanumerics, passing
   ISO 13616's ``int(rearranged, letters A=10…Z=35) mod 97 = 1``;
 * ``ID``: US social security numbers ``ddd-dd-dddd``, values after an ID
   keyword (``MRN``, ``passport no.``, ``account #`` …), upper-case codes that
-  mix letters and digits (``AB1234567``), and any other run of 6 or more digits;
+  mix letters and digits (``AB1234567``, ``2-RBV-456``), number plates after a vehicle word and in the British
+  form (``FG75 VZU``), British national insurance numbers (``ZZ 97 53 80 T``), and any other run of 6 or more digits;
 * ``IP``: dotted IPv4 addresses with every part ≤ 255;
 * ``ADDRESS``: a street address (house number, up to four words, a USPS street
   suffix, optional ``Apt./Suite/Unit``), US military addresses
   (``USNS …``, ``Unit … Box …``, ``PSC …``, ``APO/FPO/DPO AA 12345``) and the
   ``City, ST 12345`` tail;
-* ``DATE``: numeric (``03/04/2021``, ``2021-03-04``) and written dates
-  (``March 3, 2021``, ``3 Mar 2021``), a day after a dating word (``expires 4/10``,
-  ``on the 14th``), spans of years (``1974/75``), and times of day (``12:10``,
-  ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
+* ``DATE`` (:mod:`.dates`): numeric (``03/04/2021``, ``2021-03-04``) and written dates
+  (``March 3, 2021``, ``3 Mar 2021``, ``Oct 17 '61``) with a weekday before them, a day after a dating word or a
+  weekday (``expires 4/10``, ``on the 14th``, ``tues 3/4``), spans of years (``1974/75``), and times of day
+  (``12:10``, ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
 
 All patterns are compiled once; :func:`recognize` runs the selected ones over
 a text and returns :class:`Detection` records (start, end, label, detector).
@@ -38,7 +39,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dptext.privacy import addresses
+from dptext.privacy import addresses, dates
+from dptext.privacy.dates import DATE, YEAR_SPAN, year_span
 
 DETECTOR = "regex"
 
@@ -90,9 +92,10 @@ PHONE = re.compile(
     r"(?:\(\d{1,5}\)" + _SEP + r"?|\d{1,4}" + _SEP + r")"  # (09403) 79693: a German area code has up to 5 digits
     r"\d{2,7}(?:" + _SEP + r"?\d{2,4}){0,3}"
     r"(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?" + _END +
-    r"|(?<![\w+/.-])\+?\d{10,12}(?:\s?x\d{1,6})?" + _END
+    # a bare run of digits: 10 to 12, or 8 to 15 after a plus or 00 (E.164: "+468533239", "0012014352588")
+    r"|(?<![\w+/.-])(?:(?:\+|00)\d{8,15}|\d{10,12})(?:\s?(?:x|ext\.?|extension)\s?\d{1,6})?" + _END
     # a country code in brackets, the plus inside or before them: "(+358) 521935231", "(+44) 7911 123 456", "+(351) 912345678"
-    + r"|(?<![\w/.-])(?:\(\+\d{1,3}\)|\+\(\d{1,3}\))\s?\d{2,12}(?:[ .-]\d{2,4}){0,4}" + _END
+    + r"|(?<![\w/.-])(?:\(\+\d{1,3}\)|\+\(\d{1,3}\))\s?\d{2,12}(?:[ .-]\d{2,6}){0,4}" + _END
     # an area code before a slash (Hungary, Austria): "(06)28/893-2377", "(35)/152-3395", "27/165 0763", and the
     # Hungarian trunk prefix and area code "06-1/234 5678"
     + r"|(?<![\w/.-])(?:\(\d{2}\)\d{0,2}|\d{2}(?:-\d{1,2})?)/\s?\d{3}[ -]?\d{4}" + _END, re.IGNORECASE)
@@ -109,56 +112,23 @@ _ID_WORDS = (r"ID|MRN|SSN|NHS|passport|account|acct|policy|member|patient|record
              r"employee|badge|student|invoice|order|reference|ref|tax|insurance|claim|ticket|serial")
 KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s{{0,3}}(?:no\.?|number|num\.?|#|id)?\s{{0,3}}[:#]?\s{{0,3}}"
                       r"(?P<value>(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![A-Za-z0-9-])", re.IGNORECASE)
-# a hashtag ("#Coachella2015") is a public topic tag, not an identifier; a handle ("@jsmith42") stays one
-CODE_ID = re.compile(r"(?<![\w#-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])[A-Z0-9]{2,40}(?:-[A-Z0-9]{1,20}){0,6}"
+# a hashtag ("#Coachella2015") is a public topic tag, not an identifier; a handle ("@jsmith42") stays one; a
+# first group of one character opens a plate ("2-RBV-456", "V-102-WO"), a letter only before two dashes ("x-2019")
+CODE_ID = re.compile(r"(?<![\w#-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])(?:[A-Z0-9]{2,40}|\d(?=-)|[A-Z](?=-[A-Z0-9]{1,20}-))"
+                     r"(?:-[A-Z0-9]{1,20}){0,6}"
                      r"(?![\w-])", re.IGNORECASE)
 # a registration plate after the vehicle it is on: "the car 3YBK 07", "reg: LU-250 769", "van vyw 63ey"
 PLATE = re.compile(r"\b(?:car|cars|vehicle|van|truck|lorry|motorbike|plate|plates|reg|registration|rego)\b\.?"
-                   r"\s{0,3}(?:(?:no\.?|number|#)\s{0,3})?:?\s{0,3}"
+                   r"\s{0,3}(?:(?:no\.?|number|#)\s{0,3})?[:,]?\s{0,3}"
                    r"(?P<value>(?=[A-Z0-9 -]{0,12}\d)(?=[A-Z0-9 -]{0,12}[A-Z])[A-Z0-9]{1,5}(?:[ -][A-Z0-9]{1,5}){0,2})"
                    r"(?![\w-])", re.IGNORECASE)
+# the British forms: a number plate "FG75 VZU" (its last letters no English word: not "AB12 THE"), a national
+# insurance number "ZZ 97 53 80 T"
+UK_PLATE = re.compile(r"(?<![\w-])[A-Z]{2}\d{2}\s?(?P<tail>[A-Z]{3})(?![\w-])", re.IGNORECASE)
+NINO = re.compile(r"(?<![\w-])[A-Z]{2}(?P<s>\s?)\d{2}(?P=s)\d{2}(?P=s)\d{2}(?P=s)[A-Z](?![\w-])", re.IGNORECASE)
 DIGIT_GROUPS = re.compile(r"(?<![\w/.-])\d{2,}(?:[-/]\d{2,}){1,4}(?![\w/-])")
 DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")
 IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)")
-
-_MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
-           r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
-# "the eighth of june", "March the twenty-first"
-_ORDINAL = (r"(?:(?:(?:twenty|thirty)[- ])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|tenth|"
-            r"eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|"
-            r"thirtieth)")
-DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2})"
-                  r"(?![\w/-])"
-                  rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
-                  rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?:,?\s+\d{{4}})?\b"
-                  rf"|\b{_MONTHS}\s+\d{{4}}\b"
-                  rf"|(?<![\w/.-])\d{{1,2}}[-/.]{_MONTHS}[-/.](?:\d{{4}}|\d{{2}})(?![\w/-])"  # 08-Jun-1959
-                  rf"|\b{_ORDINAL}\s+of\s+{_MONTHS}(?!\w)|\b{_MONTHS}\s+(?:the\s+)?{_ORDINAL}\b", re.IGNORECASE)
-
-
-# a day without a year after a word that dates something: "book for 3/19", "expires 4/10", "on 25 th", "on the
-# 14th." (an ordinal day only before a stop word or the end of a clause: not "on the 3rd floor")
-_DATE_CUE = (r"\b(?:on|until|till|til|before|after|since|due|expires?|expiring|expired"
-             r"|(?P<loose>for|by|from|thru|through))\s+")  # loose: also before a fraction ("by 2/3")
-CUED_DAY = re.compile(_DATE_CUE + r"(?:the\s+)?(?P<value>(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])(?![\w/]|[.,]\d)"
-                      r"|(?:3[01]|[12]\d|0?[1-9])\s?(?:st|nd|rd|th)\b(?=\s*(?:$|[^\w\s]|(?P<next>[a-z]+)\b)))",
-                      re.IGNORECASE)
-# consecutive years: "1974/75", "2005-06" (a season or a financial year, no code)
-YEAR_SPAN = re.compile(r"(?<![\w/.-])(?P<y>1[5-9]\d\d|20\d\d)[/–-](?P<n>\d\d|1[5-9]\d\d|20\d\d)(?![\w/-])")
-
-
-def _year_span(m) -> bool:
-    """Consecutive years ("1974/75"), or a later year within a lifetime ("1999-2001")."""
-    y, n = int(m.group("y")), int(m.group("n"))
-    return n == (y + 1) % 100 if len(m.group("n")) == 2 else y < n <= y + 100
-
-
-# times of day, labelled DATE (a time next to a date pins an event down further): 12:10, 10:30 pm, 7 a.m., noon
-_AMPM = r"\s?[ap]\.?\s?m\b\.?"
-TIME = re.compile(rf"(?<![\w:.])(?:1[0-2]|0?\d):[0-5]\d(?::[0-5]\d)?(?:{_AMPM})?(?![\w:])"
-                  rf"|(?<![\w:.])(?:1[3-9]|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\w:])"  # 24-hour: "14:30 am" is German
-                  rf"|(?<![\w:.])(?:1[0-2]|0?[1-9])(?:[.][0-5]\d)?{_AMPM}(?!\w)"
-                  r"|\b(?:noon|midday|midnight)\b|\b(?:1[0-2]|0?[1-9])\s?o['’]\s?clock\b", re.IGNORECASE)
 
 
 def _digits(s: str) -> str:
@@ -262,7 +232,7 @@ def _ids(text):
     for m in CODE_ID.finditer(text):
         g = m.group(0)
         if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3) and not DATE.fullmatch(g) \
-                and not _measure(g):
+                and not _measure(g) and not re.fullmatch(r"[\d-]+[ap]m", g, re.IGNORECASE):  # hours: "6-10pm"
             # "covid19" stays a word, "08-Jun-1959" a date
             yield m.start(), m.end()
     for m in PLATE.finditer(text):
@@ -275,12 +245,17 @@ def _ids(text):
         # letters and digits, and no English word inside: not "the car 2 days ago", "a car in 2019"
         if re.search(r"\d", value) and re.search(r"[^\W\d_]", value) and not any(words):
             yield m.start("value"), m.start("value") + len(value)
+    for m in UK_PLATE.finditer(text):
+        if not addresses.everyday(m.group("tail").casefold()):
+            yield m.start(), m.end()
+    for m in NINO.finditer(text):
+        yield m.start(), m.end()
     for m in DIGIT_RUN.finditer(text):
         yield m.start(), m.end()
     for m in DIGIT_GROUPS.finditer(text):  # 86-09/96, 12/345/678: 6+ digits in groups, not a date
         span = YEAR_SPAN.fullmatch(m.group(0))
         if len(_digits(m.group(0))) >= 6 and not DATE.fullmatch(m.group(0)) and not ISO_DATE.fullmatch(m.group(0)) \
-                and not (span and _year_span(span)):
+                and not (span and year_span(span)):
             yield m.start(), m.end()
 
 
@@ -294,19 +269,7 @@ def _addresses(text):
 
 
 def _dates(text):
-    for m in DATE.finditer(text):
-        yield m.start(), m.end()
-    for m in CUED_DAY.finditer(text):
-        top, bottom = (int(m.group("m")), int(m.group("d"))) if m.group("m") else (0, 0)
-        fraction = m.group("loose") and top < bottom and bottom in (2, 3, 4, 5, 8, 10)
-        after = m.group("next")
-        if not fraction and not (after and not addresses.stop_word(after.casefold())):  # "for 1/2", "3rd floor"
-            yield m.start("value"), m.end("value")
-    for m in YEAR_SPAN.finditer(text):
-        if _year_span(m):
-            yield m.start(), m.end()
-    for m in TIME.finditer(text):
-        yield m.start(), m.end()
+    yield from dates.find(text)
 
 
 RECOGNIZERS = {

@@ -108,3 +108,16 @@ def test_addresses_after_cues_and_beside_numbers(text, address):
 ])
 def test_numbers_and_cues_without_an_address(text):
     assert _found(text, "ADDRESS") == []
+
+
+@pytest.mark.parametrize("text,address", [
+    ("Looking to support Littler's in Traversara 48020 in its mission.", "Traversara 48020"),  # a 5-digit code
+    ("Our offices are located at 185 M. Sfakianaki, Dierona, LI 4564", "Dierona, LI 4564"),  # a town read twice
+])
+def test_one_text_read_as_two_anchors_of_a_place(text, address):
+    assert _covered(text, "ADDRESS", address)
+
+
+@pytest.mark.parametrize("text", ["@united UA 1706 delayed again", "@JetBlue flight 1180 EWR is late"])
+def test_a_flight_number_read_two_ways_is_no_address(text):
+    assert _found(text, "ADDRESS") == []

@@ -140,10 +140,19 @@ def _english(m):
     return all(everyday(w) for w in _letters(m.group(0)))
 
 
-def _apart(found):
-    """Two anchors of different kinds side by side, not one text read two ways ("6145 BC" is no house number and
-    no postcode at once)."""
-    return any(k != k2 and (e <= s2 or e2 <= s) for s, e, k in found for s2, e2, k2 in found)
+def _apart(text, found):
+    """Two anchors of different kinds side by side, or one text read two ways as a town or a postcode of five
+    digits or more, with a word no frequent English one ("Traversara 48020", "Dierona, LI 4564"; not "flight 1249",
+    "UA 1706", nor "6145 BC" as house number and postcode)."""
+    kinds = {k for _, _, k in found}
+    if len(kinds) < 2:
+        return False
+    if any(k != k2 and (e <= s2 or e2 <= s) for s, e, k in found for s2, e2, k2 in found):
+        return True
+    s, e = min(a[0] for a in found), max(a[1] for a in found)
+    # a town and its postcode, or a postcode of five digits or more ("Traversara 48020"; a flight number has four)
+    return ("town" in kinds or re.search(r"\d{5}", text[s:e]) is not None) \
+        and not all(everyday(w) for w in _letters(text[s:e]))
 
 
 def _after_cue(text, s, e):
@@ -316,7 +325,7 @@ def find(text: str):
         else:
             groups.append([s, e, {kind}, [(s, e, kind)]])
     for s, e, kinds, found in groups:
-        if not kinds & {"strong", "tail"} and not _apart(found):  # two kinds of weak anchor: "Main 5, 12345"
+        if not kinds & {"strong", "tail"} and not _apart(text, found):  # two kinds of weak anchor: "Main 5, 12345"
             s = _after_cue(text, s, e) if "street" in kinds else None  # or a cue: "lives at Roheline 43"
             if s is None:
                 continue

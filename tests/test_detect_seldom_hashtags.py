@@ -102,3 +102,19 @@ def test_me_and_x_at_the_end_of_a_text_is_read_without_error(policy):
     # refused the whole text
     text = "my app says you're not following me and I can't."
     assert policy.detect(text) is not None
+
+
+def test_a_listed_name_inside_a_spacy_place_takes_its_label(policy):
+    # "india" is a listed given name; in cased text spaCy reads a place, and its span keeps the word covered
+    text = "The squads had been tasked to carry out hits on India's parliament."
+    spans = [(text[s.start:s.end], s.label) for s in policy.detect(text)]
+    assert ("India", "GPE") in spans and not any(label == "PERSON" for _, label in spans)
+
+
+def test_without_the_place_label_the_name_stays_covered():
+    # a policy that protects persons only has no spaCy place to yield to: the word stays a PERSON span
+    from dptext.privacy.policy import EntitiesPolicy
+
+    text = "The squads had been tasked to carry out hits on India's parliament."
+    spans = [(text[s.start:s.end], s.label) for s in EntitiesPolicy(entity_types=("PERSON",)).detect(text)]
+    assert ("India's", "PERSON") in spans

@@ -121,7 +121,25 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             d = _trim(text, d, keep)
         if d is not None:
             out.append(d)
-    return _repeat(text, _widen(text, out, names), names)
+    return _yield_to_spacy(text, _repeat(text, _widen(text, out, names), names))
+
+
+# spaCy's labels of proper names that are no person's: where one holds a name-list PERSON, it is the better reading
+_NOT_PERSONS = frozenset("NORP FAC ORG GPE LOC PRODUCT EVENT WORK_OF_ART LAW LANGUAGE".split())
+
+
+def _yield_to_spacy(text, detections):
+XX
+    in a ``GPE``, ``Ernst`` and ``Young`` in an ``ORG``) gives way to it. The characters stay covered: a spaCy
+    entity is among the detections only when the policy protects its label."""
+    others = [d for d in detections if d.detector == "spacy" and d.label in _NOT_PERSONS]
+    if not others or not has_ordinary_casing(text):
+        return detections
+
+    def inside(d):
+        end = d.end - 2 if text[d.end - 2:d.end] in ("'s", "’s") else d.end  # a possessive: "India's"
+        return any(o.start <= d.start and end <= o.end for o in others)
+    return [d for d in detections if not (d.label == "PERSON" and d.detector != "spacy" and inside(d))]
 
 
 def _repeat(text, detections, names):

@@ -129,9 +129,9 @@ _NOT_PERSONS = frozenset("NORP FAC ORG GPE LOC PRODUCT EVENT WORK_OF_ART LAW LAN
 
 
 def _yield_to_spacy(text, detections):
-XX
-    in a ``GPE``, ``Ernst`` and ``Young`` in an ``ORG``) gives way to it. The characters stay covered: a spaCy
-    entity is among the detections only when the policy protects its label."""
+    """In cased text, a name-list ``PERSON`` that lies inside a spaCy entity of another proper-name label (``India's``,
+    a listed given name, in a ``GPE``) gives way to it. The characters stay covered: a spaCy entity is among the
+    detections only when the policy protects its label."""
     others = [d for d in detections if d.detector == "spacy" and d.label in _NOT_PERSONS]
     if not others or not has_ordinary_casing(text):
         return detections

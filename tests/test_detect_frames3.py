@@ -121,3 +121,20 @@ def test_one_text_read_as_two_anchors_of_a_place(text, address):
 @pytest.mark.parametrize("text", ["@united UA 1706 delayed again", "@JetBlue flight 1180 EWR is late"])
 def test_a_flight_number_read_two_ways_is_no_address(text):
     assert _found(text, "ADDRESS") == []
+
+
+@pytest.mark.parametrize("text,date", [
+    ("NHL centre rankings:Jan.22 #hockey", "Jan.22"),      # a month, its dot and the day without a space
+    ("RANKINGS:JAN.22", "JAN.22"),
+    ("it was borrowed into Arabic about 600 BC, as", "600 BC"),  # a year of an era
+    ("the walls were rebuilt in AD 70 and again", "AD 70"),
+    ("a recession like those of the mid 70s and the early 80S", "80S"),  # decades, in any casing
+    ("music of the '90s and the 1920s", "1920s"),
+])
+def test_era_years_decades_and_a_dotted_month(text, date):
+    assert date in _found(text, "DATE")
+
+
+@pytest.mark.parametrize("text", ["my ad 50% off today", "he got grade 10s", "the price was $20s", "mar. is short"])
+def test_no_era_decade_or_month_date(text):
+    assert _found(text, "DATE") == []

@@ -3,7 +3,7 @@
 * numeric dates (``03/04/2021``, ``2021-03-04``, ``08.06.59``) and written ones (``March 3, 2021``, ``8 jun 1959``,
   ``Oct 17 '61``, ``the eighth of june``), a weekday before a date joined to it (``Monday, 22 Sep 2025``);
 * a day without a year after a dating word (``expires 4/10``, ``on the 14th``) or a weekday (``tues 3/4``);
-* spans of years (``1974/75``) and times of day (``12:10``, ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
+* years of an era (``600 BC``), decades (``the 80s``), spans of years (``1974/75``) and times of day (``12:10``, ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _ORDINAL = (r"(?:(?:(?:twenty|thirty)[- ])?(?:first|second|third|fourth|fifth|si
 _YEAR = r"(?:,?\s+(?:\d{4}\b|['’]\d{2}\b))?"
 DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2})"
                   r"(?![\w/-])"
-                  rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?\b{_YEAR}"
+                  rf"|\b{_MONTHS}(?:\s+|(?<=\.))\d{{1,2}}(?:st|nd|rd|th)?\b{_YEAR}"  # "Jan.22" too
                   rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?!\w){_YEAR}"
                   rf"|\b{_MONTHS}\s+\d{{4}}\b"
                   rf"|(?<![\w/.-])\d{{1,2}}[-/.]{_MONTHS}[-/.](?:\d{{4}}|\d{{2}})(?![\w/-])"  # 08-Jun-1959
@@ -42,6 +42,10 @@ _WEEKDAY = r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|t
 WEEKDAY_LEAD = re.compile(_WEEKDAY + r"$", re.IGNORECASE)
 WEEKDAY_DAY = re.compile(_WEEKDAY + r"(?P<a>[0-3]?\d)/(?P<b>[0-3]?\d)(?![\w/]|[.,]\d)(?=\s*(?P<next>[a-z]+)?)",
                          re.IGNORECASE)
+# a year of an era ("600 BC", "AD 70", "1200 bce") and a decade ("80s", "1990s", "'90s", "MID 70S")
+ERA_DECADE = re.compile(r"(?<![\w.,/-])\d{1,4}\s?(?:BCE?|B\.C\.(?:E\.)?|AD|A\.D\.|CE)(?![\w.])"
+                        r"|\b(?-i:AD|A\.D\.)\s?\d{1,4}\b"  # "AD 70" in capitals ("my ad 50% off" is none)
+                        r"|(?<![\w.,/$£€-])(?:['’]?[2-9]0|(?:1[5-9]|20)\d0)['’]?s\b", re.IGNORECASE)
 # consecutive years: "1974/75", "2005-06" (a season or a financial year, no code)
 YEAR_SPAN = re.compile(r"(?<![\w/.-])(?P<y>1[5-9]\d\d|20\d\d)[/–-](?P<n>\d\d|1[5-9]\d\d|20\d\d)(?![\w/-])")
 
@@ -83,6 +87,8 @@ def find(text):
         after = m.group("next")
         if not fraction and not (after and not addresses.stop_word(after.casefold())):  # "for 1/2", "3rd floor"
             yield _weekday_led(text, m.start("value")), m.end("value")
+    for m in ERA_DECADE.finditer(text):
+        yield m.start(), m.end()
     for m in YEAR_SPAN.finditer(text):
         if year_span(m):
             yield m.start(), m.end()

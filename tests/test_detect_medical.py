@@ -50,3 +50,24 @@ def test_the_body_part_and_plural_belong_to_the_condition(medical, text, span):
 ])
 def test_care_terms_with_everyday_uses_stay_public(medical, text):
     assert _found(medical, text) == []
+
+
+@pytest.mark.parametrize("text,term", [
+    ("I was diagnosed with depression last year", "depression"),
+    ("she caught a cold on the trip", "cold"),
+    ("HE SUFFERED A BAD HEADACHE ALL DAY", "HEADACHE"),
+    ("treated for a hip fracture in May", "hip fracture"),
+])
+def test_a_condition_mostly_used_otherwise_after_a_word_of_illness(text, term):
+    from dptext.privacy.lexical import MedicalDetector
+
+    assert term in [text[d.start:d.end] for d in MedicalDetector().detect(text)]
+
+
+@pytest.mark.parametrize("text", ["The Great Depression hit the markets", "a cold wind blew", "the headache of taxes",
+                                  "we finally caught a break today", "treating a variety of conditions",
+                                  "she treated us to a break. Cold drinks"])
+def test_no_condition_without_a_word_of_illness(text):
+    from dptext.privacy.lexical import MedicalDetector
+
+    assert MedicalDetector().detect(text) == []

@@ -57,7 +57,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 13
+VERSION = 14
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 SELDOM_CLASS = 3  # nam_dict frequency class (1-13) up to which a given name is seldom given anywhere
 SELDOM_SURNAME_RANK = 5000  # a census surname ranked above this is never a seldom name ("harper" 184, "vice" 7361)
@@ -88,6 +88,7 @@ class Lexicon:
     body: frozenset    # one-word body parts ("knee", "spine")
     places: frozenset  # one-word geographic names ("perth", "andorra")
     seldom: frozenset  # given names that are English words, seldom given, in no census list ("visa", "vice")
+    medical_weak: frozenset  # one-word conditions mostly used otherwise ("stroke", "cold"): only after illness words
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded). Only a form English also writes in lower
@@ -204,8 +205,9 @@ def _closure(roots, hypo, skip=frozenset()) -> set:
     return out
 
 
-def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set, set]:
-    """WordNet lemmas in the hyponym closure of the medical roots, per-lemma tagged counts, the noun words
+def _medical(noun: Path, sense: Path) -> tuple[set, set, dict, set, set, set]:
+    """WordNet lemmas in the hyponym closure of the medical roots, the one-word conditions mostly used otherwise
+    (``stroke``, ``cold``), per-lemma tagged counts, the noun words
     written in lower case somewhere, the one-word names of body parts (``knee``, ``spine``) and of geographic
     instances (``perth``)."""
     words, hypo, hyper, lex, lower, places = {}, {}, {}, {}, set(), set()
@@ -246,11 +248,13 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set, set]:
         tot[lemma] = tot.get(lemma, 0) + int(cnt) + 1  # +1: an untagged sense still counts as one reading
         if key.split("%")[1][0] == "1" and (off in seen or off in care):
             med[lemma] = med.get(lemma, 0) + int(cnt) + 1
-    terms = set()
+    terms, weak = set(), set()
     for o in seen | care:
         for w in words[o]:
             lemma = re.sub(r"\(.*\)$", "", w).lower()
             if "_" not in lemma and med.get(lemma, 0) * 2 < tot.get(lemma, 1):
+                if o in seen and len(lemma) > 3 and lemma.isalpha():
+                    weak.add(lemma)  # a condition only after a word of illness: "suffered a slight stroke"
                 continue  # a one-word lemma that is mostly something else ("cold", "stroke")
             if o in care and (len(lemma) < 5 or any(f != lemma and f in tot for f in _forms(lemma))
                               or all(x in _JOINERS or any(tot.get(f, 0) >= COMMON_COUNT for f in _forms(x))
@@ -259,7 +263,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, dict, set, set, set]:
             terms.add(lemma.replace("_", " "))
     parts = _closure([o for o, ws in words.items() if ws[0] == "body_part" and lex[o] == _NOUN_BODY], hypo)
     body = {w.lower() for o in parts for w in words[o] if "_" not in w and not w[:1].isupper() and len(w) > 2}
-    return terms, tot, lower, body, places
+    return terms, weak, tot, lower, body, places
 
 
 # virtue names that both lists above lack, given widely in West and Southern Africa and the Caribbean (as "hope",
@@ -275,7 +279,7 @@ def _build(src: dict[str, Path]) -> dict:
     census = _census(src["male"]) | _census(src["female"])
     first = set(given) | census | VIRTUE_NAMES
     last = _census(src["last"])
-    medical, counts, lower_nouns, body, places = _medical(src["data.noun"], src["index.sense"])
+    medical, weak, counts, lower_nouns, body, places = _medical(src["data.noun"], src["index.sense"])
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
     for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
         for line in src[k].read_text(encoding="utf-8").splitlines():
@@ -285,7 +289,7 @@ def _build(src: dict[str, Path]) -> dict:
                     infl, *bases = line.split()
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
     words = Lexicon(frozenset(), frozenset(), frozenset(), counts, frozenset(known), frozenset(STOP_WORDS),
-                    frozenset(), frozenset(), frozenset(), frozenset())
+                    frozenset(), frozenset(), frozenset(), frozenset(), frozenset())
     # an English word that only the long list gives as a name, and no country often, nor one of the census's
     # frequent surnames ("visa", "vice"; not "harper", "lambert")
     rare = _rare(src["last"])
@@ -294,7 +298,7 @@ def _build(src: dict[str, Path]) -> dict:
               and words.is_word(w) and w not in frequent}
     return {"first": sorted(first), "last": sorted(last), "rare": sorted(rare), "counts": counts,
             "known": sorted(known), "seldom": sorted(seldom),
-            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "body": sorted(body),
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "medical_weak": sorted(weak - medical), "body": sorted(body),
             "places": sorted(places)}
 
 
@@ -323,5 +327,6 @@ def lexicon() -> Lexicon:
         _built = Lexicon(frozenset(raw["first"]), frozenset(raw["last"]), frozenset(raw["rare"]), raw["counts"],
                          frozenset(raw["known"]),
                          frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]),
-                         frozenset(raw["body"]), frozenset(raw["places"]), frozenset(raw["seldom"]))
+                         frozenset(raw["body"]), frozenset(raw["places"]), frozenset(raw["seldom"]),
+                         frozenset(raw["medical_weak"]))
         return _built

@@ -189,6 +189,16 @@ def _widen(text, detections, names):
     return out
 
 
+# words of illness before a condition: "diagnosed with", "suffered (from)", "caught a", "treated for"
+_ILLNESS = re.compile(r"suffer(?:s|ed|ing)?|diagnos(?:ed|is)|treat(?:ed|ing|ment)|died|dying|recover(?:ing|ed|y)|"
+                      r"hospitali[sz]ed|battl(?:ing|ed|es?)|symptoms?|caught|complain(?:ed|s|ing)?|"
+                      r"prescribed|medication|therapy")
+# conditions too vague to name one ("treating a variety of conditions", "caught the mechanical failure")
+_VAGUE = frozenset("condition complaint complication effect aftereffect break breakdown failure harm hurt dose growth "
+                   "passion fury craze collapse disturbance distress affliction abnormality anomaly suffering pathology "
+                   "syndrome upset shock mouse nebula mosaic founder chestnut corn rust smart pull twist leak".split())
+
+
 class MedicalDetector:
     """Medical conditions from WordNet's disease and disorder hyponyms, in any casing (label ``MEDICAL``)."""
 
@@ -237,6 +247,23 @@ class MedicalDetector:
                 continue
             out.append(Detection(toks[s][0], toks[e][1], self.label, self.name))
             i = e + 1
+        return out + self._after_illness(text, toks, words, out)
+
+    def _after_illness(self, text, toks, words, found):
+        """A condition whose word is mostly used otherwise (``depression``, ``headache``, ``cold``), after a word of
+        illness in the same clause, at most four words before it: ``diagnosed with depression``, ``caught a
+        cold``, ``suffered a bad headache``."""
+        out = []
+        for i, w in enumerate(words):
+            if not (w in self.lex.medical_weak or any(f in self.lex.medical_weak for f in _singular(w))) \
+                    or w in _VAGUE or any(f in _VAGUE for f in _singular(w)) \
+                    or any(d.start <= toks[i][0] < d.end for d in found):
+                continue
+            for k in range(max(0, i - 5), i):
+                if _ILLNESS.fullmatch(words[k]) and not re.search(r"[.,;:!?()]", text[toks[k][1]:toks[i][0]]):
+                    start = toks[i - 1][0] if i > k + 1 and words[i - 1] in self.lex.body else toks[i][0]
+                    out.append(Detection(start, toks[i][1], self.label, self.name))  # with its place: "hip fracture"
+                    break
         return out
 
 

@@ -118,3 +118,17 @@ def test_without_the_place_label_the_name_stays_covered():
     text = "The squads had been tasked to carry out hits on India's parliament."
     spans = [(text[s.start:s.end], s.label) for s in EntitiesPolicy(entity_types=("PERSON",)).detect(text)]
     assert ("India's", "PERSON") in spans
+
+
+@pytest.mark.parametrize("text", ["she attended classes at an art school.", "it takes will power to quit",
+                                  "TO PROTECT TERRAIN, URBAN CENTERS AND ROADS",
+                                  # spaCy alone, on a lone listed word in lower case in cased text: no name either
+                                  "Judo derives mainly from the martial art of Jujutsu, but began to diverge."])
+def test_a_two_word_common_noun_is_no_name(policy, text):
+    assert _persons(policy, text) == []
+
+
+@pytest.mark.parametrize("text,name", [("lunch with grace hill tomorrow", "grace hill"),
+                                       ("LUNCH WITH JACK WHITE TOMORROW", "JACK WHITE")])
+def test_a_pair_that_is_no_common_noun_stays(names, text, name):
+    assert name in [text[d.start:d.end] for d in names.detect(text)]

@@ -57,7 +57,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 14
+VERSION = 15
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 SELDOM_CLASS = 3  # nam_dict frequency class (1-13) up to which a given name is seldom given anywhere
 SELDOM_SURNAME_RANK = 5000  # a census surname ranked above this is never a seldom name ("harper" 184, "vice" 7361)
@@ -88,7 +88,8 @@ class Lexicon:
     body: frozenset    # one-word body parts ("knee", "spine")
     places: frozenset  # one-word geographic names ("perth", "andorra")
     seldom: frozenset  # given names that are English words, seldom given, in no census list ("visa", "vice")
-    medical_weak: frozenset  # one-word conditions mostly used otherwise ("stroke", "cold"): only after illness words
+    medical_weak: frozenset  # one-word conditions mostly used otherwise ("cold"): only after a word of illness
+    pairs: frozenset  # two-word common nouns of WordNet ("art school", "will power"), joined by a space
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded). Only a form English also writes in lower
@@ -109,6 +110,10 @@ class Lexicon:
         """A geographic name that is no English word (``perth``, ``andorra's``; not ``nice`` or ``bath``)."""
         base = word.removesuffix("'s")
         return base in self.places and not self.is_word(base)
+
+    def is_pair(self, first: str, second: str) -> bool:
+        """``first second`` (case-folded) is a two-word common noun, the second maybe plural (``urban centers``)."""
+        return any(f"{first} {f}" in self.pairs for f in _forms(second))
 
     def is_word(self, word: str) -> bool:
         """Any English word WordNet or the stop list knows (inflections included)."""
@@ -205,12 +210,12 @@ def _closure(roots, hypo, skip=frozenset()) -> set:
     return out
 
 
-def _medical(noun: Path, sense: Path) -> tuple[set, set, dict, set, set, set]:
+def _medical(noun: Path, sense: Path) -> tuple[set, set, dict, set, set, set, set]:
     """WordNet lemmas in the hyponym closure of the medical roots, the one-word conditions mostly used otherwise
     (``stroke``, ``cold``), per-lemma tagged counts, the noun words
     written in lower case somewhere, the one-word names of body parts (``knee``, ``spine``) and of geographic
-    instances (``perth``)."""
-    words, hypo, hyper, lex, lower, places = {}, {}, {}, {}, set(), set()
+    instances (``perth``), and the two-word common nouns (``art school``, ``will power``)."""
+    words, hypo, hyper, lex, lower, places, pairs = {}, {}, {}, {}, set(), set(), set()
     for line in noun.read_text(encoding="utf-8").splitlines():
         if line.startswith(" "):
             continue
@@ -222,6 +227,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, set, dict, set, set, set]:
         ptrs = [f[k + 1 + 4 * i : k + 5 + 4 * i] for i in range(p)]
         words[off], lex[off] = ws, lexfile
         lower.update(x for w in ws if not w[:1].isupper() for x in w.lower().split("_"))
+        pairs.update(w.replace("_", " ") for w in ws if w.count("_") == 1 and w.islower() and "(" not in w)
         hypo[off] = [q[1] for q in ptrs if q[0] in ("~", "~i") and q[2] == "n"]
         hyper[off] = [q[1] for q in ptrs if q[0] in ("@", "@i") and q[2] == "n"]
         if lexfile == _NOUN_LOCATION and any(q[0] == "@i" for q in ptrs):  # an instance: a named place
@@ -263,7 +269,7 @@ def _medical(noun: Path, sense: Path) -> tuple[set, set, dict, set, set, set]:
             terms.add(lemma.replace("_", " "))
     parts = _closure([o for o, ws in words.items() if ws[0] == "body_part" and lex[o] == _NOUN_BODY], hypo)
     body = {w.lower() for o in parts for w in words[o] if "_" not in w and not w[:1].isupper() and len(w) > 2}
-    return terms, weak, tot, lower, body, places
+    return terms, weak, tot, lower, body, places, pairs
 
 
 # virtue names that both lists above lack, given widely in West and Southern Africa and the Caribbean (as "hope",
@@ -279,7 +285,7 @@ def _build(src: dict[str, Path]) -> dict:
     census = _census(src["male"]) | _census(src["female"])
     first = set(given) | census | VIRTUE_NAMES
     last = _census(src["last"])
-    medical, weak, counts, lower_nouns, body, places = _medical(src["data.noun"], src["index.sense"])
+    medical, weak, counts, lower_nouns, body, places, pairs = _medical(src["data.noun"], src["index.sense"])
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
     for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
         for line in src[k].read_text(encoding="utf-8").splitlines():
@@ -289,7 +295,7 @@ def _build(src: dict[str, Path]) -> dict:
                     infl, *bases = line.split()
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
     words = Lexicon(frozenset(), frozenset(), frozenset(), counts, frozenset(known), frozenset(STOP_WORDS),
-                    frozenset(), frozenset(), frozenset(), frozenset(), frozenset())
+                    frozenset(), frozenset(), frozenset(), frozenset(), frozenset(), frozenset())
     # an English word that only the long list gives as a name, and no country often, nor one of the census's
     # frequent surnames ("visa", "vice"; not "harper", "lambert")
     rare = _rare(src["last"])
@@ -298,7 +304,7 @@ def _build(src: dict[str, Path]) -> dict:
               and words.is_word(w) and w not in frequent}
     return {"first": sorted(first), "last": sorted(last), "rare": sorted(rare), "counts": counts,
             "known": sorted(known), "seldom": sorted(seldom),
-            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "medical_weak": sorted(weak - medical), "body": sorted(body),
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "medical_weak": sorted(weak - medical), "pairs": sorted(pairs), "body": sorted(body),
             "places": sorted(places)}
 
 
@@ -328,5 +334,5 @@ def lexicon() -> Lexicon:
                          frozenset(raw["known"]),
                          frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]),
                          frozenset(raw["body"]), frozenset(raw["places"]), frozenset(raw["seldom"]),
-                         frozenset(raw["medical_weak"]))
+                         frozenset(raw["medical_weak"]), frozenset(raw["pairs"]))
         return _built

@@ -108,8 +108,8 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
                     # a sign ("&", "-") names no one, nor a place no name list holds ("Perth": the places detector
                     # takes it); a number stays (a house number spaCy took in)
                     return False
-                if ordinary and w.islower() and not listed:
-                    return False  # in cased text an unlisted word in lower case is no name: "checkin"
+                if ordinary and w.islower() and (not listed or lone):
+                    return False  # in cased text an unlisted or lone word in lower case is no name: "checkin", "martial"
                 # alone, an English word no casing marks is ambiguous as in the name lists ("BIAS", "VIGIL": spaCy
                 # read them from the recased copy, which title-cases listed surnames)
                 ambiguous = lex.common(f) or lone and (f in lex.seldom or f not in lex.first and lex.is_word(f))

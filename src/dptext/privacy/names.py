@@ -271,6 +271,8 @@ class NameDetector:
             if keep and len(keep) > 1 and not titled and any(_seldom(toks[k][2], self.lex) for k in keep) and all(
                     _seldom(toks[k][2], self.lex) or (kinds[k] or "").endswith("-common") for k in keep):
                 keep = None  # with only frequent or ambiguous words beside it, no name either: "visa card"
+            if keep and len(keep) == 2 and not titled and self.lex.is_pair(toks[keep[0]][2], toks[keep[1]][2]):
+                keep = None  # a two-word common noun: "art school", "urban centers", "will power"
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
             if keep and not titled:

@@ -57,7 +57,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 15
+VERSION = 16
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 SELDOM_CLASS = 3  # nam_dict frequency class (1-13) up to which a given name is seldom given anywhere
 SELDOM_SURNAME_RANK = 5000  # a census surname ranked above this is never a seldom name ("harper" 184, "vice" 7361)
@@ -90,6 +90,7 @@ class Lexicon:
     seldom: frozenset  # given names that are English words, seldom given, in no census list ("visa", "vice")
     medical_weak: frozenset  # one-word conditions mostly used otherwise ("cold"): only after a word of illness
     pairs: frozenset  # two-word common nouns of WordNet ("art school", "will power"), joined by a space
+    frequent_last: frozenset  # the census's SELDOM_SURNAME_RANK most frequent surnames ("bates", "harper")
 
     def common(self, word: str) -> bool:
         """A frequent English word or a stop word (``word`` case-folded). Only a form English also writes in lower
@@ -295,7 +296,7 @@ def _build(src: dict[str, Path]) -> dict:
                     infl, *bases = line.split()
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
     words = Lexicon(frozenset(), frozenset(), frozenset(), counts, frozenset(known), frozenset(STOP_WORDS),
-                    frozenset(), frozenset(), frozenset(), frozenset(), frozenset(), frozenset())
+                    frozenset(), frozenset(), frozenset(), frozenset(), frozenset(), frozenset(), frozenset())
     # an English word that only the long list gives as a name, and no country often, nor one of the census's
     # frequent surnames ("visa", "vice"; not "harper", "lambert")
     rare = _rare(src["last"])
@@ -304,7 +305,8 @@ def _build(src: dict[str, Path]) -> dict:
               and words.is_word(w) and w not in frequent}
     return {"first": sorted(first), "last": sorted(last), "rare": sorted(rare), "counts": counts,
             "known": sorted(known), "seldom": sorted(seldom),
-            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "medical_weak": sorted(weak - medical), "pairs": sorted(pairs), "body": sorted(body),
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "medical_weak": sorted(weak - medical), "pairs": sorted(pairs),
+            "frequent_last": sorted(frequent), "body": sorted(body),
             "places": sorted(places)}
 
 
@@ -334,5 +336,5 @@ def lexicon() -> Lexicon:
                          frozenset(raw["known"]),
                          frozenset(raw["stop"]), frozenset(tuple(t.split()) for t in raw["medical"]),
                          frozenset(raw["body"]), frozenset(raw["places"]), frozenset(raw["seldom"]),
-                         frozenset(raw["medical_weak"]), frozenset(raw["pairs"]))
+                         frozenset(raw["medical_weak"]), frozenset(raw["pairs"]), frozenset(raw["frequent_last"]))
         return _built

@@ -138,3 +138,18 @@ def test_era_years_decades_and_a_dotted_month(text, date):
 @pytest.mark.parametrize("text", ["my ad 50% off today", "he got grade 10s", "the price was $20s", "mar. is short"])
 def test_no_era_decade_or_month_date(text):
     assert _found(text, "DATE") == []
+
+
+@pytest.mark.parametrize("text,address", [
+    ("Please deliver to Apt. 559 on the third floor.", "Apt. 559"),       # a unit read two ways
+    ("I moved to van Aragonstraat 924, 1418 JG Wijmers last week.", "Aragonstraat 924, 1418 JG Wijmers"),  # a particle
+    ("SEND IT TO TYLOVA 1466, STARÉ MESTO U MORAVSKÉ TREBOVÉ, PA 569 32 PLEASE", "PA 569 32"),  # after a comma
+])
+def test_units_particles_and_last_lines(text, address):
+    assert _covered(text, "ADDRESS", address)
+
+
+@pytest.mark.parametrize("text", ["the van HX 49575 was parked outside", "@USAirways 1729 connecting",
+                                  "united flt 3444 delayed again"])
+def test_plates_after_a_van_and_flights_are_no_address(text):
+    assert _found(text, "ADDRESS") == []

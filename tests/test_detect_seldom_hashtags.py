@@ -2,8 +2,8 @@
 name a person; on sentences written for these tests.
 
 * A word that only the long given-name list holds, seldom given anywhere, and that is an English word (``visa``,
-  ``vice``) is a name beside another name word, after a title or as a proper noun in cased text; never alone, nor
-  beside frequent or ambiguous words only (``visa card``).
+  ``vice``) is no name beside frequent or ambiguous words only (``visa card``); alone it stays a name (``VISA`` is
+  a Finnish given name).
 * In lower- or upper-case text, spaCy reads the recased copy, which title-cases listed surnames that are English
   words: a one-word spaCy PERSON that is such a word (``VIGIL``) is dropped; a two-word one stays.
 * A hashtag is a person's name when it is one distinctive listed name (``#Hernandez``), or a given name and a
@@ -40,12 +40,10 @@ def test_seldom_names_are_english_words_no_census_list_holds():
 
 @pytest.mark.parametrize("text,word", [
     ("she paid for the tickets with her visa card", "visa"),
-    ("the vice chair left the meeting early", "vice"),
-    ("WE ONLY TAKE VISA AND CASH", "VISA"),
-    ("former vice presidents attended", "vice"),
     ("do you need a visa card for the deposit", "visa"),  # beside a frequent or ambiguous word only
+    ("DO YOU NEED A VISA CARD FOR THE DEPOSIT", "VISA"),
 ])
-def test_a_lone_seldom_name_is_no_name(policy, text, word):
+def test_a_seldom_name_beside_frequent_words_only_is_no_name(policy, text, word):
     assert not any(word in p for p in _persons(policy, text))
 
 
@@ -54,6 +52,7 @@ def test_a_lone_seldom_name_is_no_name(policy, text, word):
     ("minutes taken by mr vice, the new clerk", "vice"),               # after a title
     ("MINUTES TAKEN BY MR VICE, THE NEW CLERK", "VICE"),
     ("We hiked with Visa in the hills.", "Visa"),                      # a proper noun in cased text
+    ("THE KEYS ARE WITH VISA NOW", "VISA"),                            # alone
     ("SAID VISA KOWALCZYK, THE MINISTER", "VISA KOWALCZYK"),
 ])
 def test_a_seldom_name_beside_a_name_or_capitalized_stays(names, text, name):

@@ -150,7 +150,9 @@ NUMBER_CHAIN = re.compile(r"(?<![\w/.-])\d{1,6}(?:[ .-]\d{1,6}){2,}(?![\w/-])")
 
 # a vehicle before a code (maybe after the plate's first group): a number plate, no postcode ("the vehicle,
 # SO211WS, is", "reg: HX 49575", "car PO 2813 WT")
-VEHICLE = re.compile(r"\b(?:car|vehicle|van|truck|lorry|motorbike|plates?|reg|registration|rego)\b\.?\s{0,3}"
+# "van" only after a determiner: before a street it is a particle ("van Aragonstraat 924")
+VEHICLE = re.compile(r"\b(?:car|vehicle|(?:the|a|my|our|his|her|their|your)\s+van|truck|lorry|motorbike|plates?|reg|"
+                     r"registration|rego)\b\.?\s{0,3}"
                      r"(?:(?:no\.?|number|#)\s{0,3})?[:,]?\s{0,3}(?:[a-z0-9]{1,4}[ -])?$", re.IGNORECASE)
 
 

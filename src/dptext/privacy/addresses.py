@@ -141,18 +141,29 @@ def _english(m):
 
 
 def _apart(text, found):
-    """Two anchors of different kinds side by side, or one text read two ways as a town or a postcode of five
-    digits or more, with a word no frequent English one ("Traversara 48020", "Dierona, LI 4564"; not "flight 1249",
-    "UA 1706", nor "6145 BC" as house number and postcode)."""
+    """Two kinds of weak anchor make an address ("Main 5, 12345"), side by side or as one text read two ways, but
+    not a flight number ("flight 1249", "UA 1706", "@USAirways 1729": after a flight word, an airline's code in
+    capitals or a handle), words and a year ("Philosophica, 1503"), nor words that are all frequent English ones ("moved 12 times") unless they name a unit
+    ("Apt. 559") or end an address after a comma (", PA 569 32")."""
     kinds = {k for _, _, k in found}
     if len(kinds) < 2:
         return False
-    if any(k != k2 and (e <= s2 or e2 <= s) for s, e, k in found for s2, e2, k2 in found):
-        return True
     s, e = min(a[0] for a in found), max(a[1] for a in found)
-    # a town and its postcode, or a postcode of five digits or more ("Traversara 48020"; a flight number has four)
-    return ("town" in kinds or re.search(r"\d{5}", text[s:e]) is not None) \
-        and not all(everyday(w) for w in _letters(text[s:e]))
+    if text[s - 1:s] == "@" or _FLIGHT.search(text, max(0, s - 12), e):
+        return False
+    if text[:s].rstrip().endswith(","):
+        return True  # the last line of an address: "…, PA 569 32", "…, ni 1370"
+    if _AIRLINE.fullmatch(text, s, e) or _YEAR_ONLY.fullmatch(text, s, e):
+        return False
+    if any(k != k2 and (e1 <= s2 or e2 <= s1) for s1, e1, k in found for s2, e2, k2 in found):
+        return True
+    return "unit" in kinds or not all(everyday(w) for w in _letters(text[s:e]))
+
+
+# a flight number: after a flight word, or an airline's two-letter code in capitals and up to four digits
+_FLIGHT = re.compile(r"\b(?:flight|flt|fl)\.?\s*#?\s*\d{1,4}\b", re.IGNORECASE)
+_AIRLINE = re.compile(r"[A-Z][A-Z0-9] ?\d{1,4}")
+_YEAR_ONLY = re.compile(r"\D*(?<!\d)(?:1\d{3}|20[0-3]\d)")  # words and a year: "Margarita Philosophica, 1503"
 
 
 def _after_cue(text, s, e):

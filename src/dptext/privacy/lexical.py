@@ -112,8 +112,8 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
                     return False  # in cased text an unlisted or lone word in lower case is no name: "checkin", "martial"
                 # alone, an English word no casing marks is ambiguous as in the name lists ("BIAS", "WINNERS": spaCy
                 # read them from the recased copy, which title-cases listed surnames), unless a frequent surname
-                ambiguous = lex.common(f) or lone and (f in lex.seldom or f not in lex.first and lex.is_word(f)
-                                                       and f not in lex.frequent_last)
+                ambiguous = lex.common(f) or lone and f not in lex.first and lex.is_word(f) \
+                    and f not in lex.frequent_last
                 return (not f.isalpha() or not lex.is_word(f)
                         or listed and (not ambiguous or ordinary and w[:1].isupper() and not w.isupper()))
             if d.start and text[d.start - 1] in "@#":  # spaCy leaves the sign out of "#DeflateGate"

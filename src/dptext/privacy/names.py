@@ -50,8 +50,8 @@
 * a hashtag that runs a given name into a surname (``#TomBrady``, ``#TimCook``) or is one distinctive listed
   name (``#Hernandez``) is a name; handles name accounts and are left to their own recognizer.
 * a given name seldom given anywhere that is also an English word (``visa``, ``vice``;
-  :attr:`~dptext.privacy.gazetteers.Lexicon.seldom`) is a name only beside another name word, after a title or
-  as a proper noun in cased text.
+  :attr:`~dptext.privacy.gazetteers.Lexicon.seldom`) is no name beside frequent or ambiguous words only
+  (``visa card``).
 
 Word shapes, tokens and casing tests live in :mod:`dptext.privacy.name_words`.
 """
@@ -265,9 +265,6 @@ class NameDetector:
                 if kinds[k] is None:
                     kinds[k] = "particle" if toks[k][2] in _PARTICLES else "last-common"
             keep = self._accept(run, kinds, titled, frequent)
-            if keep and len(keep) == 1 and not titled and _seldom(toks[keep[0]][2], self.lex) \
-                    and not (ordinary and title_case(text, toks[keep[0]])):
-                keep = None  # alone and not written as a proper noun, a word seldom given as a name: "visa", "vice"
             if keep and len(keep) > 1 and not titled and any(_seldom(toks[k][2], self.lex) for k in keep) and all(
                     _seldom(toks[k][2], self.lex) or (kinds[k] or "").endswith("-common") for k in keep):
                 keep = None  # with only frequent or ambiguous words beside it, no name either: "visa card"
@@ -359,8 +356,8 @@ def _untitled_keep(text, toks, kinds, keep, ordinary, frequent, lex):
 
 
 def _seldom(w, lex):
-    """A given name seldom given anywhere that is also an English word (``visa``, ``vice``): a name
-    beside another name word, after a title or written as a proper noun in cased text, never alone otherwise."""
+    """A given name seldom given anywhere that is also an English word (``visa``, ``vice``): no name beside
+    frequent or ambiguous words only (``visa card``)."""
     return w.removesuffix("'s") in lex.seldom
 
 

@@ -144,6 +144,9 @@ def test_no_era_decade_or_month_date(text):
     ("Please deliver to Apt. 559 on the third floor.", "Apt. 559"),       # a unit read two ways
     ("I moved to van Aragonstraat 924, 1418 JG Wijmers last week.", "Aragonstraat 924, 1418 JG Wijmers"),  # a particle
     ("SEND IT TO TYLOVA 1466, STARÉ MESTO U MORAVSKÉ TREBOVÉ, PA 569 32 PLEASE", "PA 569 32"),  # after a comma
+    # after a handle (a sentence of the real set's dev part)
+    ("@UNITED WONDER WHY BALSEMIENBEEMD 1388, 1606 MX SLOTEN PEOPLE HATE AIRLINES?",
+     "BALSEMIENBEEMD 1388, 1606 MX SLOTEN"),
 ])
 def test_units_particles_and_last_lines(text, address):
     assert _covered(text, "ADDRESS", address)

@@ -149,8 +149,8 @@ def _apart(text, found):
     if len(kinds) < 2:
         return False
     s, e = min(a[0] for a in found), max(a[1] for a in found)
-    if text[s - 1:s] == "@" or _FLIGHT.search(text, max(0, s - 12), e):
-        return False
+    if text[s - 1:s] == "@" and "," not in text[s:e] or _FLIGHT.search(text, max(0, s - 12), e):
+        return False  # a handle and a number ("@USAirways 1729"), not a handle before a whole address
     if text[:s].rstrip().endswith(","):
         return True  # the last line of an address: "…, PA 569 32", "…, ni 1370"
     if _AIRLINE.fullmatch(text, s, e) or _YEAR_ONLY.fullmatch(text, s, e):

@@ -137,3 +137,9 @@ def test_a_two_word_common_noun_is_no_name(policy, text):
                                        ("LUNCH WITH JACK WHITE TOMORROW", "JACK WHITE")])
 def test_a_pair_that_is_no_common_noun_stays(names, text, name):
     assert name in [text[d.start:d.end] for d in names.detect(text)]
+
+
+@pytest.mark.parametrize("text,name", [("Mr Maguire says activity is centred on housing.", "Maguire"),
+                                       ("MR MAGUIRE SAYS IT IS CENTRED ON HOUSING", "MAGUIRE")])
+def test_a_title_stays_public(policy, text, name):
+    assert _persons(policy, text) == [name]

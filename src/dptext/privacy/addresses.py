@@ -140,11 +140,11 @@ def _english(m):
     return all(everyday(w) for w in _letters(m.group(0)))
 
 
-def _apart(text, found):
+def _weak_pair(text, found):
     """Two kinds of weak anchor make an address ("Main 5, 12345"), side by side or as one text read two ways, but
     not a flight number ("flight 1249", "UA 1706", "@USAirways 1729": after a flight word, an airline's code in
-    capitals or a handle), words and a year ("Philosophica, 1503"), nor words that are all frequent English ones ("moved 12 times") unless they name a unit
-    ("Apt. 559") or end an address after a comma (", PA 569 32")."""
+    capitals or a handle), words and a year ("Philosophica, 1503"), nor words that are all frequent English ones
+    ("moved 12 times") unless they name a unit ("Apt. 559") or end an address after a comma (", PA 569 32")."""
     kinds = {k for _, _, k in found}
     if len(kinds) < 2:
         return False
@@ -336,7 +336,7 @@ def find(text: str):
         else:
             groups.append([s, e, {kind}, [(s, e, kind)]])
     for s, e, kinds, found in groups:
-        if not kinds & {"strong", "tail"} and not _apart(text, found):  # two kinds of weak anchor: "Main 5, 12345"
+        if not kinds & {"strong", "tail"} and not _weak_pair(text, found):  # two kinds of weak anchor: "Main 5, 12345"
             s = _after_cue(text, s, e) if "street" in kinds else None  # or a cue: "lives at Roheline 43"
             if s is None:
                 continue

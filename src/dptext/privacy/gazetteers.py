@@ -118,7 +118,12 @@ class Lexicon:
 
     def is_word(self, word: str) -> bool:
         """Any English word WordNet or the stop list knows (inflections included)."""
-        return word in self.stop or any(f in self.known for f in _forms(word))
+        return _is_word(word, self.known, self.stop)
+
+
+def _is_word(word, known, stop) -> bool:
+    """``word`` is in ``stop`` or one of its forms in ``known`` (:meth:`Lexicon.is_word`, also while building)."""
+    return word in stop or any(f in known for f in _forms(word))
 
 
 def _forms(w: str):
@@ -166,20 +171,9 @@ def _sources() -> dict[str, Path]:
             "last": _package_dir("names") / "dist.all.last"}
 
 
-def _census(path: Path) -> set[str]:
-    return {line.split()[0].casefold() for line in path.read_text(encoding="latin-1").splitlines() if line.strip()}
-
-
-def _census_head(path: Path, n: int) -> set[str]:
-    """The ``n`` first (most frequent) names of a census list."""
-    lines = [line for line in path.read_text(encoding="latin-1").splitlines() if line.strip()]
-    return {line.split()[0].casefold() for line in lines[:n]}
-
-
-def _rare(path: Path) -> set[str]:
-    """Census surnames ranked past :data:`RARE_RANK` (the file lists them by rank)."""
-    lines = [line for line in path.read_text(encoding="latin-1").splitlines() if line.strip()]
-    return {line.split()[0].casefold() for line in lines[RARE_RANK:]}
+def _census(path: Path) -> list[str]:
+    """The case-folded names of a census list, most frequent first (the file lists them by rank)."""
+    return [line.split()[0].casefold() for line in path.read_text(encoding="latin-1").splitlines() if line.strip()]
 
 
 def _given_names(path: Path) -> dict[str, int]:
@@ -283,9 +277,11 @@ def _build(src: dict[str, Path]) -> dict:
     from spacy.lang.en.stop_words import STOP_WORDS
 
     given = _given_names(src["nam_dict"])
-    census = _census(src["male"]) | _census(src["female"])
+    census = set(_census(src["male"])) | set(_census(src["female"]))
     first = set(given) | census | VIRTUE_NAMES
-    last = _census(src["last"])
+    surnames = _census(src["last"])
+    # census surnames ranked past RARE_RANK are rare; the SELDOM_SURNAME_RANK first ones are frequent
+    last, rare, frequent = set(surnames), set(surnames[RARE_RANK:]), set(surnames[:SELDOM_SURNAME_RANK])
     medical, weak, counts, lower_nouns, body, places, pairs = _medical(src["data.noun"], src["index.sense"])
     known = set(lower_nouns)  # nouns written in lower case somewhere (not only as a proper name: "Tolkien")
     for k in ("index.verb", "index.adj", "index.adv", "verb.exc", "noun.exc", "adj.exc"):
@@ -295,18 +291,14 @@ def _build(src: dict[str, Path]) -> dict:
                 if k.endswith(".exc"):  # an irregular form is as frequent as its base ("said" as "say")
                     infl, *bases = line.split()
                     counts[infl] = max([counts.get(infl, 0)] + [counts.get(b, 0) for b in bases])
-    words = Lexicon(frozenset(), frozenset(), frozenset(), counts, frozenset(known), frozenset(STOP_WORDS),
-                    frozenset(), frozenset(), frozenset(), frozenset(), frozenset(), frozenset(), frozenset())
     # an English word that only the long list gives as a name, and no country often, nor one of the census's
     # frequent surnames ("visa", "vice"; not "harper", "lambert")
-    rare = _rare(src["last"])
-    frequent = _census_head(src["last"], SELDOM_SURNAME_RANK)
     seldom = {w for w, c in given.items() if c <= SELDOM_CLASS and w not in census and w not in VIRTUE_NAMES
-              and words.is_word(w) and w not in frequent}
+              and _is_word(w, known, STOP_WORDS) and w not in frequent}
     return {"first": sorted(first), "last": sorted(last), "rare": sorted(rare), "counts": counts,
             "known": sorted(known), "seldom": sorted(seldom),
-            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "medical_weak": sorted(weak - medical), "pairs": sorted(pairs),
-            "frequent_last": sorted(frequent), "body": sorted(body),
+            "stop": sorted(STOP_WORDS), "medical": sorted(medical), "medical_weak": sorted(weak - medical),
+            "pairs": sorted(pairs), "frequent_last": sorted(frequent), "body": sorted(body),
             "places": sorted(places)}
 
 

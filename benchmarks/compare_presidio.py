@@ -53,7 +53,8 @@ from detect_hand import MATCH  # noqa: E402
 
 TARGET = ("NAME", "ADDRESS", "PHONE", "DATE", "EMAIL", "ID", "MEDICAL")
 OURS = {"PERSON": "NAME", "ADDRESS": "ADDRESS", "PHONE": "PHONE", "DATE": "DATE", "EMAIL": "EMAIL", "ID": "ID",
-        "CARD": "ID", "IBAN": "ID", "MEDICAL": "MEDICAL", "GPE": "PLACE", "LOC": "PLACE", "FAC": "PLACE"}
+        "CARD": "ID", "IBAN": "ID", "MEDICAL": "MEDICAL", "GPE": "PLACE", "LOC": "PLACE", "FAC": "PLACE",
+        "HANDLE": "ACCOUNT"}
 PRESIDIO = {"PERSON": "NAME", "PHONE_NUMBER": "PHONE", "DATE_TIME": "DATE", "EMAIL_ADDRESS": "EMAIL",
             "LOCATION": "PLACE", "CREDIT_CARD": "ID", "IBAN_CODE": "ID", "US_SSN": "ID", "US_DRIVER_LICENSE": "ID",
             "US_PASSPORT": "ID", "US_BANK_NUMBER": "ID", "US_ITIN": "ID", "UK_NHS": "ID", "UK_NINO": "ID",

@@ -107,6 +107,7 @@ SAMPLES = {  # one value per default type, each in a sentence of its own
     "ADDRESS": "at 4200 Oak Ridge Parkway Suite 12, Lake Mary, FL 32746 today",
     "DATE": "born 03/04/1987 in",
     "PERSON": "yesterday Maria Gonzalez called",
+    "HANDLE": "thanks @SusanKare for the icons",
 }
 
 
@@ -118,7 +119,8 @@ def test_each_default_type_is_detected_by_default(name, opts):
     assert set(SAMPLES) <= set(pol.describe()["types"])
     value = {"EMAIL": "jo.doe@mail.example.org", "URL": "https://www.smith.com/a?b=1", "PHONE": "555.201.3344",
              "CARD": "4111 1111 1111 1111", "IBAN": "GB82 WEST 1234 5698 7654 32", "ID": "123-45-6789",
-             "IP": "192.168.1.10", "ADDRESS": "4200 Oak Ridge Parkway", "DATE": "03/04/1987", "PERSON": "Gonzalez"}
+             "IP": "192.168.1.10", "ADDRESS": "4200 Oak Ridge Parkway", "DATE": "03/04/1987", "PERSON": "Gonzalez",
+             "HANDLE": "@SusanKare"}
     for label, text in SAMPLES.items():
         detected = [text[s.start:s.end] for s in pol.plan(text) if s.detector]
         assert any(value[label] in d for d in detected), (name, label, detected)

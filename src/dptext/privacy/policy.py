@@ -21,8 +21,8 @@ slower NER model, and with it names, organisations and places).
 The ``gazetteer`` detector (:mod:`dptext.privacy.names`, :mod:`dptext.privacy.lexical`) adds person names,
 WordNet medical conditions (``MEDICAL``) and WordNet places no English word list knows (``GPE``) in any
 casing, and spaCy also reads a copy of the text with lower- and upper-case name-like words title-cased. Overlapping detections keep each label: a structured
-identifier (email, URL, card, IBAN, IP, then phone and ID, then address and
-date) keeps its exact range and label, and a lower-ranked detection keeps
+identifier (email, URL, card, IBAN, IP, then handle, then phone and ID, then
+address and date) keeps its exact range and label, and a lower-ranked detection keeps
 only the characters outside it; detections of one label merge. A span's
 ``detector`` names every detector that found it with its label.
 
@@ -48,7 +48,7 @@ POLICIES = ("all", "entities", "tiered")
 REGEX_LABELS = recognizers.LABELS
 ENTITY_TYPES = tuple(dict.fromkeys(SPACY_LABELS + REGEX_LABELS + GAZETTEER_LABELS + (WORDLIST_LABEL,)))
 DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "DATE",
-                 "EMAIL", "URL", "PHONE", "CARD", "IBAN", "ID", "IP", "ADDRESS", "MEDICAL", WORDLIST_LABEL)
+                 "EMAIL", "URL", "PHONE", "CARD", "IBAN", "ID", "IP", "ADDRESS", "MEDICAL", "HANDLE", WORDLIST_LABEL)
 _OPTIONS = {
     "all": (),
     "entities": ("entity_types", "wordlist", "spacy_model", "detectors"),

@@ -28,7 +28,11 @@ matches that pass it:
 * ``DATE`` (:mod:`.dates`): numeric (``03/04/2021``, ``2021-03-04``) and written dates
   (``March 3, 2021``, ``3 Mar 2021``, ``Oct 17 '61``) with a weekday before them, a day after a dating word or a
   weekday (``expires 4/10``, ``on the 14th``, ``tues 3/4``), spans of years (``1974/75``), and times of day
-  (``12:10``, ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
+  (``12:10``, ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``);
+* ``HANDLE`` (:mod:`.handles`): a social-media handle, ``@`` and 1 to 30 of ``A-Z a-z 0-9 _`` holding a letter
+  (``@Rene_M_Gomez``, ``@bradsmithjr``), in any casing; not after a word character, ``.``, ``@`` or ``/`` (the
+  ``@`` of an email or of a URL path) except a dot that opens a word (``.@IKEA``), and not a time (``@10pm``,
+  ``@7:30``).
 
 All patterns are compiled once; :func:`recognize` runs the selected ones over
 a text and returns :class:`Detection` records (start, end, label, detector).
@@ -39,7 +43,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dptext.privacy import addresses, dates
+from dptext.privacy import addresses, dates, handles
 from dptext.privacy.dates import DATE, YEAR_SPAN, year_span
 
 DETECTOR = "regex"
@@ -145,7 +149,8 @@ def _urls(text):
         s, e = m.start(), m.end()
         while e > s and text[e - 1] in ".,;:!?)]}'\"":  # sentence punctuation after a URL
             e -= 1
-        if "@" not in text[s:e]:
+        # an "@" makes it an email (or a URL's user name), unless every "@" opens a path part ("medium.com/@jsmith")
+        if all(text[i - 1] == "/" for i in range(s, e) if text[i] == "@"):
             yield s, e
 
 
@@ -272,9 +277,13 @@ def _dates(text):
     yield from dates.find(text)
 
 
+def _handles(text):
+    yield from handles.find(text)
+
+
 RECOGNIZERS = {
     "EMAIL": _emails, "URL": _urls, "PHONE": _phones, "CARD": _cards, "IBAN": _ibans,
-    "ID": _ids, "IP": _ips, "ADDRESS": _addresses, "DATE": _dates,
+    "ID": _ids, "IP": _ips, "ADDRESS": _addresses, "DATE": _dates, "HANDLE": _handles,
 }
 LABELS = tuple(RECOGNIZERS)
 

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from dptext.privacy.recognizers import Detection
 from dptext.privacy.scripts import foreign_letter
 
-# rank of a label when detections overlap: the higher keeps its exact range
-_RANK = {"EMAIL": 4, "URL": 4, "CARD": 4, "IBAN": 4, "IP": 4, "PHONE": 3, "ID": 3, "ADDRESS": 2, "DATE": 2,
-         "MEDICAL": 1}
+# rank of a label when detections overlap: the higher keeps its exact range (an equal rank: the longer). A handle
+# keeps its characters over an ID, a person or an organisation read inside it ("@LG_Blount", "@jsmith42-x9");
+# an email, URL, card, IBAN or IP keeps its own over a handle
+_RANK = {"EMAIL": 4, "URL": 4, "CARD": 4, "IBAN": 4, "IP": 4, "HANDLE": 3.5, "PHONE": 3, "ID": 3, "ADDRESS": 2,
+         "DATE": 2, "MEDICAL": 1}
 
 
 @dataclass(frozen=True, slots=True)

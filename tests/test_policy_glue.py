@@ -87,3 +87,24 @@ def test_digits_after_a_word_of_another_script_stop_at_the_next_piece():
     spans = merge_detections(_det(text, ("連江市829號之", "PERSON"), ("567", "ID")), text)
     assert [(text[s.start:s.end], s.label) for s in spans] == [("連江市829號之4", "PERSON"), ("567", "ID")]
     assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+
+
+@pytest.mark.parametrize("text,parts,covered", [
+    ("ship to 12 Fen Lane, Lowmoor today", [("12 Fen Lane", "ADDRESS"), ("Lowmoor", "GPE")], "12 Fen Lane, Lowmoor"),
+    ("ship to 12 Fen Lane , Ada Ruiz", [("12 Fen Lane", "ADDRESS"), ("Ada Ruiz", "PERSON")], "12 Fen Lane , Ada Ruiz"),
+    ("at Kirkby, 4 Mill Rd", [("Kirkby", "GPE"), ("4 Mill Rd", "ADDRESS")], "Kirkby, 4 Mill Rd"),
+])
+def test_the_comma_after_an_address_is_the_addresses(text, parts, covered):
+    spans = merge_detections(_det(text, *parts), text)
+    s = text.index(covered)
+    assert [(p.start, p.end) for p in spans if p.start < s + len(covered) and p.end > s][0][0] == s
+    assert all(any(p.start <= i < p.end for p in spans) for i in range(s, s + len(covered)) if not text[i].isspace())
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("Ada, Ben and Cy", [("Ada", "PERSON"), ("Ben", "PERSON")]),  # names in a list keep their commas public
+    ("from Leeds, York and 4 Mill Rd", [("Leeds", "GPE"), ("York", "GPE"), ("4 Mill Rd", "ADDRESS")]),
+])
+def test_commas_between_other_pieces_stay_public(text, parts):
+    spans = merge_detections(_det(text, *parts), text)
+    assert [text[p.start:p.end] for p in spans] == [p for p, _ in parts]

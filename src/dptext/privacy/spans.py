@@ -107,6 +107,7 @@ _SEP = r"[\s,#/.:;()ªº°–-]"
 _NUMBERS = re.compile(rf"(?:{_SEP}*(?:[Nn][oOº°]\.?|[^\W\d_]|[^\W\d_]?\d[\w/-]*)(?!\w))+{_SEP}*")
 _PLACES = frozenset(("ADDRESS", "GPE", "LOC", "FAC"))
 _DIGITS = re.compile(r"\d+(?:-\d+)*")
+_COMMA = re.compile(r"[ \t]*,[ \t]*")
 # a house number before a place ("at 759 Emerald St")
 _HOUSE = re.compile(r"\d[\w/-]{0,8}[ \t]")
 
@@ -124,6 +125,11 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
         if out:
             gap = text[out[-1][1]:p[0]]
             if 0 < len(gap) <= 16 and any(c.isdigit() for c in gap) and _NUMBERS.fullmatch(gap):
+                out[-1][1] = p[0]
+            # the comma between an address and the next piece, or a place and an address, is the address's
+            # ("804 Bowen Round, Robertton", "Flat 9, 12 Keith Rd")
+            if ((out[-1][2] == "ADDRESS" or p[2] == "ADDRESS" and out[-1][2] in _PLACES) and out[-1][1] < p[0]
+                    and _COMMA.fullmatch(gap)):
                 out[-1][1] = p[0]
         if foreign_letter(text[p[0]]) or p[2] in _PLACES:
             for k in range(max(0, p[0] - 10), p[0]):  # a house number that ends at the place

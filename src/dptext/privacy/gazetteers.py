@@ -57,7 +57,7 @@ from pathlib import Path
 from dptext import cache
 from dptext.errors import PrivacyError
 
-VERSION = 16
+VERSION = 17
 RARE_RANK = 20000  # census surnames ranked past this are too rare to be a name on their own
 SELDOM_CLASS = 3  # nam_dict frequency class (1-13) up to which a given name is seldom given anywhere
 SELDOM_SURNAME_RANK = 5000  # a census surname ranked above this is never a seldom name ("harper" 184, "vice" 7361)
@@ -233,6 +233,9 @@ def _medical(noun: Path, sense: Path) -> tuple[set, set, dict, set, set, set, se
         return o in health or depth < 20 and any(about_health(h, depth + 1) for h in hyper.get(o, ()))
     roots = [o for o, ws in words.items() if lex[o] == _NOUN_STATE and any(w.lower() in _MEDICAL_ROOTS for w in ws)
              and about_health(o)]
+    # "a sudden occurrence of an uncontrollable condition", filed under "affliction": a stroke, a seizure, a heart
+    # attack
+    roots += [o for o, ws in words.items() if lex[o] == _NOUN_STATE and ws[0] == "attack"]
     seen = _closure(roots, hypo)
     kept = {o for o in seen if lex[o] in (_NOUN_STATE, _NOUN_BODY)}
     # a condition WordNet files elsewhere right under a kept one: "autism" (noun.cognition) under "syndrome",

@@ -197,7 +197,10 @@ _ILLNESS = re.compile(r"suffer(?:s|ed|ing)?|diagnos(?:ed|is)|treat(?:ed|ing|ment
 # conditions too vague to name one ("treating a variety of conditions", "caught the mechanical failure")
 _VAGUE = frozenset("condition complaint complication effect aftereffect break breakdown failure harm hurt dose growth "
                    "passion fury craze collapse disturbance distress affliction abnormality anomaly suffering pathology "
-                   "syndrome upset shock mouse nebula mosaic founder chestnut corn rust smart pull twist leak".split())
+                   "syndrome upset shock mouse nebula mosaic founder chestnut corn rust smart pull twist leak "
+                   "attack touch spot flare fit".split())
+# a degree of illness right before such a condition names it: "a slight stroke", "severe depression"
+_DEGREE = frozenset("slight mild severe massive minor major acute chronic bad terrible nasty".split())
 
 
 class MedicalDetector:
@@ -252,13 +255,16 @@ class MedicalDetector:
 
     def _after_illness(self, text, toks, words, found):
         """A condition whose word is mostly used otherwise (``depression``, ``headache``, ``cold``), after a word of
-        illness in the same clause, at most four words before it: ``diagnosed with depression``, ``caught a
-        cold``, ``suffered a bad headache``."""
+        illness in the same clause, at most four words before it (``diagnosed with depression``, ``caught a
+        cold``, ``suffered a bad headache``), or right after a degree of illness (``a slight stroke``)."""
         out = []
         for i, w in enumerate(words):
             if not (w in self.lex.medical_weak or any(f in self.lex.medical_weak for f in _singular(w))) \
                     or w in _VAGUE or any(f in _VAGUE for f in _singular(w)) \
                     or any(d.start <= toks[i][0] < d.end for d in found):
+                continue
+            if i and words[i - 1] in _DEGREE and text[toks[i - 1][1]:toks[i][0]].isspace():
+                out.append(Detection(toks[i - 1][0], toks[i][1], self.label, self.name))
                 continue
             for k in range(max(0, i - 5), i):
                 if _ILLNESS.fullmatch(words[k]) and not re.search(r"[.,;:!?()]", text[toks[k][1]:toks[i][0]]):

@@ -33,3 +33,19 @@ def test_a_year_alone_is_a_date(text, year):
 ])
 def test_a_count_or_code_of_four_digits_is_no_year(text):
     assert _found(text) == []
+
+
+@pytest.mark.parametrize("text,date", [
+    ("gadgets for the 2014 holiday season", "2014"),   # a year a determiner opens
+    ("THEIR 1998 ALBUM WAS BETTER", "1998"),
+    ("booking problems for 03.03.", "03.03"),          # a day and month with a dot after a dating word
+    ("closed on 25.12 and 26.12", "25.12"),
+])
+def test_a_year_as_a_modifier_and_a_dotted_day_are_dates(text, date):
+    assert date in _found(text)
+
+
+@pytest.mark.parametrize("text", ["two for 12.50 each", "back for 10.30 tonight", "the 1500 metres final",
+                                  "on 3.5 acres"])
+def test_prices_distances_and_decimals_are_no_dates(text):
+    assert _found(text) == []

@@ -2,8 +2,8 @@
 
 * numeric dates (``03/04/2021``, ``2021-03-04``, ``08.06.59``) and written ones (``March 3, 2021``, ``8 jun 1959``,
   ``Oct 17 '61``, ``the eighth of june``), a weekday before a date joined to it (``Monday, 22 Sep 2025``);
-* a day without a year after a dating word (``expires 4/10``, ``on the 14th``) or a weekday (``tues 3/4``);
-* years alone (``in 1484``, ``since 2015,``), years of an era (``600 BC``), decades (``the 80s``), spans of years (``1974/75``) and times of day (``12:10``, ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
+* a day without a year after a dating word (``expires 4/10``, ``for 03.03``, ``on the 14th``) or a weekday (``tues 3/4``);
+* years alone (``in 1484``, ``since 2015,``, ``the 2014 holiday season``), years of an era (``600 BC``), decades (``the 80s``), spans of years (``1974/75``) and times of day (``12:10``, ``10:30 pm``, ``7 a.m.``, ``noon``, ``5 o'clock``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ DATE = re.compile(r"(?<![\w/.-])(?:\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})|\d{4}-\
 _DATE_CUE = (r"\b(?:on|until|till|til|before|after|since|due|expires?|expiring|expired"
              r"|(?P<loose>for|by|from|thru|through))\s+")  # loose: also before a fraction ("by 2/3")
 CUED_DAY = re.compile(_DATE_CUE + r"(?:the\s+)?(?P<value>(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])(?![\w/]|[.,]\d)"
+                      r"|(?:3[01]|[12]\d|0[1-9])\.(?:1[0-2]|0[1-9])(?![\w/]|[.,]\d)"  # "for 03.03.": day and month
                       r"|(?:3[01]|[12]\d|0?[1-9])\s?(?:st|nd|rd|th)\b(?=\s*(?:$|[^\w\s]|(?P<next>[a-z]+)\b)))",
                       re.IGNORECASE)
 # a weekday before a date belongs to it ("Monday, 22 Sep 2025", "thu, 30 jan 1991"); before a day and month
@@ -52,6 +53,9 @@ ERA_DECADE = re.compile(r"(?<![\w.,/-])\d{1,4}\s?(?:BCE?|B\.C\.(?:E\.)?|AD|A\.D\
 YEAR_ALONE = re.compile(r"(?<![\w$£€#@.,/:+-])(?P<y>1\d{3}|20\d\d)(?![\w%/:-]|[.,]\d)(?=\s*(?P<next>[a-z]+)?)", re.IGNORECASE)
 YEAR_CUE = re.compile(r"\b(?:in|since|until|till|by|from|during|before|after|of|circa|around|early|late|mid|spring"
                       r"|summer|autumn|fall|winter|year|season)\W{0,2}$", re.IGNORECASE)
+# a year of 1900-2099 that a determiner opens, before any word: "the 2014 holiday season", "their 1998 album"
+YEAR_MODIFIER = re.compile(r"\b(?:the|this|that|his|her|their|its|our|my|your)\s+(?P<y>19\d\d|20\d\d)(?=\s+[^\W\d_])",
+                           re.IGNORECASE)
 # consecutive years: "1974/75", "2005-06" (a season or a financial year, no code)
 YEAR_SPAN = re.compile(r"(?<![\w/.-])(?P<y>1[5-9]\d\d|20\d\d)[/–-](?P<n>\d\d|1[5-9]\d\d|20\d\d)(?![\w/-])")
 
@@ -103,6 +107,8 @@ def find(text):
         if (after is None or addresses.stop_word(after.casefold())) and (
                 int(m.group("y")) >= 1900 or YEAR_CUE.search(text, max(0, m.start() - 12), m.start())):
             yield m.start(), m.end()
+    for m in YEAR_MODIFIER.finditer(text):
+        yield m.start("y"), m.end("y")
     for m in YEAR_SPAN.finditer(text):
         if year_span(m):
             yield m.start(), m.end()

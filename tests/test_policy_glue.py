@@ -108,3 +108,22 @@ def test_the_comma_after_an_address_is_the_addresses(text, parts, covered):
 def test_commas_between_other_pieces_stay_public(text, parts):
     spans = merge_detections(_det(text, *parts), text)
     assert [text[p.start:p.end] for p in spans] == [p for p, _ in parts]
+
+
+@pytest.mark.parametrize("text,parts,covered", [
+    ("a bakery in Uummannaq 3961 in its mission", [("Uummannaq", "PERSON")], "Uummannaq 3961"),  # read as a name
+    ("IN MARKE 8510 IN ITS", [("MARKE", "GPE")], "MARKE 8510"),
+    ("ship to Tjaereborg 6731.", [("Tjaereborg", "ORG")], "Tjaereborg 6731"),
+])
+def test_a_postcode_after_its_town_joins_it(text, parts, covered):
+    assert covered in [t for t, _ in _spans(text, _det(text, *parts))]
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("Ann 25 came", [("Ann", "PERSON")]),                      # an age: fewer than four digits
+    ("Ann 2500.50 paid", [("Ann", "PERSON")]),                 # an amount
+    ("Leeds 12345678 is", [("Leeds", "GPE")]),                 # too long for a postcode
+    ("Leeds 2024 Ann", [("Leeds", "GPE"), ("2024 Ann", "PERSON")]),  # the next piece starts there
+])
+def test_other_numbers_after_a_name_stay_apart(text, parts):
+    assert [t for t, _ in _spans(text, _det(text, *parts))] == [p for p, _ in parts]

@@ -108,6 +108,8 @@ _NUMBERS = re.compile(rf"(?:{_SEP}*(?:[Nn][oOº°]\.?|[^\W\d_]|[^\W\d_]?\d[\w/-]
 _PLACES = frozenset(("ADDRESS", "GPE", "LOC", "FAC"))
 _DIGITS = re.compile(r"\d+(?:-\d+)*")
 _COMMA = re.compile(r"[ \t]*,[ \t]*")
+_NAMED = _PLACES | {"PERSON", "ORG", "NORP"}
+_POSTCODE = re.compile(r"[ \t]\d{4,5}(?![\w/-]|[.,]\d)")
 # a house number before a place ("at 759 Emerald St")
 _HOUSE = re.compile(r"\d[\w/-]{0,8}[ \t]")
 
@@ -118,7 +120,8 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
     characters: the house and flat numbers of an address that detectors found in parts (``Carrera 16 # 2-1
     Este``, ``雲林大安街330號1樓``, ``Jalan Kendalsari No. 588, Yogyakarta``). A house number or postcode right
     before a place, or before a word of a script other than Latin, joins it (``759 Emerald Street``, ``93576
-    連江市``), and so do digits written on to the end of such a word (``號之4``)."""
+    連江市``), and so do digits written on to the end of such a word (``號之4``); four or five digits after a
+    place, person, organisation or group are its postcode (``Uummannaq 3961``)."""
     out: list[list] = []
     for i, p in enumerate(pieces):
         p = list(p)
@@ -139,5 +142,7 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
                     break
         if foreign_letter(text[p[1] - 1]) and (m := _DIGITS.match(text, p[1])):
             p[1] = min(m.end(), pieces[i + 1][0]) if i + 1 < len(pieces) else m.end()  # up to the next piece
+        elif p[2] in _NAMED and (m := _POSTCODE.match(text, p[1])) and (i + 1 == len(pieces) or pieces[i + 1][0] >= m.end()):
+            p[1] = m.end()  # a postcode after its town, which a model may read as a name ("in Uummannaq 3961")
         out.append(p)
     return _join_touching(out)

@@ -20,7 +20,7 @@ matches that pass it:
   keyword (``MRN``, ``passport no.``, ``account #`` …), upper-case codes that
   mix letters and digits (``AB1234567``, ``2-RBV-456``), number plates after a vehicle word and in the British
   form (``FG75 VZU``), British national insurance numbers (``ZZ 97 53 80 T``), any other run of 6 or more digits,
-  and 7 or more digits in blocks apart by single spaces (``6923 0538``; not a list of years);
+  and 7 or more digits in blocks apart by single spaces (``6923 0538``; not years within a lifetime of each other, ``1891 1914``);
 * ``IP``: dotted IPv4 addresses with every part ≤ 255;
 * ``ADDRESS``: a street address (house number, up to four words, a USPS street
   suffix, optional ``Apt./Suite/Unit``), US military addresses
@@ -134,7 +134,8 @@ NINO = re.compile(r"(?<![\w-])[A-Z]{2}(?P<s>\s?)\d{2}(?P=s)\d{2}(?P=s)\d{2}(?P=s
 DIGIT_GROUPS = re.compile(r"(?<![\w/.-])\d{2,}(?:[-/]\d{2,}){1,4}(?![\w/-])")
 DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")
 # groups of digits apart by single spaces, 7 or more digits in all: a number written in blocks ("6923 0538",
-# "121 8487"), which counts and amounts never are (they group with commas); not years ("1891 1914", "2700 2300 BC")
+# "121 8487"), which counts and amounts never are (they group with commas); not years within a lifetime of each
+# other ("1891 1914")
 SPACED_DIGITS = re.compile(r"(?<![\w.,/+-])\d{2,4}(?: \d{2,4}){1,3}(?![\w/-]|[.,]\d)")
 IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)")
 
@@ -263,7 +264,9 @@ def _ids(text):
         yield m.start(), m.end()
     for m in SPACED_DIGITS.finditer(text):
         groups = m.group(0).split()
-        if len(_digits(m.group(0))) >= 7 and not all(len(g) == 4 and 1000 <= int(g) <= 2999 for g in groups):
+        years = all(len(g) == 4 and 1000 <= int(g) <= 2999 for g in groups) and all(
+            abs(int(a) - int(b)) <= 150 for a, b in zip(groups, groups[1:]))  # a span of years, as in a lifetime
+        if len(_digits(m.group(0))) >= 7 and not years:
             yield m.start(), m.end()
     for m in DIGIT_GROUPS.finditer(text):  # 86-09/96, 12/345/678: 6+ digits in groups, not a date
         span = YEAR_SPAN.fullmatch(m.group(0))

@@ -1,4 +1,4 @@
-"""A number written in blocks apart by single spaces, seven digits or more, is an ID (recognizers.SPACED_DIGITS)."""
+"""A number written in blocks apart by single spaces, seven digits or more, is an ID (ids.SPACED_DIGITS)."""
 
 import pytest
 

@@ -56,6 +56,8 @@ YEAR_CUE = re.compile(r"\b(?:in|since|until|till|by|from|during|before|after|of|
 # a year of 1900-2099 that a determiner opens, before any word: "the 2014 holiday season", "their 1998 album"
 YEAR_MODIFIER = re.compile(r"\b(?:the|this|that|his|her|their|its|our|my|your)\s+(?P<y>19\d\d|20\d\d)(?=\s+[^\W\d_])",
                            re.IGNORECASE)
+# a date in ISO order: "2021-03-04"
+ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 # consecutive years: "1974/75", "2005-06" (a season or a financial year, no code)
 YEAR_SPAN = re.compile(r"(?<![\w/.-])(?P<y>1[5-9]\d\d|20\d\d)[/–-](?P<n>\d\d|1[5-9]\d\d|20\d\d)(?![\w/-])")
 

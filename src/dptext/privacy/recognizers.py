@@ -16,11 +16,8 @@ matches that pass it:
   ``Σ digits, every second from the right doubled (minus 9 above 9) ≡ 0 (mod 10)``;
 * ``IBAN``: country code, two check digits, 11 to 30 alphanumerics, passing
   ISO 13616's ``int(rearranged, letters A=10…Z=35) mod 97 = 1``;
-* ``ID``: US social security numbers ``ddd-dd-dddd``, values after an ID
-  keyword (``MRN``, ``passport no.``, ``account #`` …), upper-case codes that
-  mix letters and digits (``AB1234567``, ``2-RBV-456``), number plates after a vehicle word and in the British
-  form (``FG75 VZU``), British national insurance numbers (``ZZ 97 53 80 T``), any other run of 6 or more digits,
-  and 7 or more digits in blocks apart by single spaces (``6923 0538``; not years within a lifetime of each other, ``1891 1914``);
+* ``ID`` (:mod:`.ids`): social security numbers, values after an ID keyword, codes that mix letters and
+  digits, number plates, British national insurance numbers, and long runs or blocks of digits;
 * ``IP``: dotted IPv4 addresses with every part ≤ 255;
 * ``ADDRESS``: a street address (house number, up to four words, a USPS street
   suffix, optional ``Apt./Suite/Unit``), US military addresses
@@ -44,8 +41,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dptext.privacy import addresses, dates, handles
-from dptext.privacy.dates import DATE, YEAR_SPAN, year_span
+from dptext.privacy import addresses, dates, handles, ids
+from dptext.privacy.dates import ISO_DATE
+from dptext.privacy.ids import SSN, digits
 
 DETECTOR = "regex"
 
@@ -109,39 +107,9 @@ LOCAL_PHONE = re.compile(r"\d{3}[.-]\d{4}")
 PAIRS = re.compile(r"\d\d(?:[ .-]\d\d){2}")
 # national numbers with a trunk 0: 07700 900123, 016977 0062, 08652 41 94 73 (9 to 13 digits, checked below)
 NATIONAL_PHONE = re.compile(r"(?<![\w+/.-])0\d{2,5}(?:[ -]?\d{2,5}){1,4}" + _END)  # "07688 10321 312" (Austria)
-ISO_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
 IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)", re.IGNORECASE)
-SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
-_ID_WORDS = (r"ID|MRN|SSN|NHS|passport|account|acct|policy|member|patient|record|licen[cs]e|case|customer|"
-             r"employee|badge|student|invoice|order|reference|ref|tax|insurance|claim|ticket|serial")
-KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s{{0,3}}(?:no\.?|number|num\.?|#|id)?\s{{0,3}}[:#]?\s{{0,3}}"
-                      r"(?P<value>(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![A-Za-z0-9-])", re.IGNORECASE)
-# a hashtag ("#Coachella2015") is a public topic tag, not an identifier; a handle ("@jsmith42") stays one; a
-# first group of one character opens a plate ("2-RBV-456", "V-102-WO"), a letter only before two dashes ("x-2019")
-CODE_ID = re.compile(r"(?<![\w#-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])(?:[A-Z0-9]{2,40}|\d(?=-)|[A-Z](?=-[A-Z0-9]{1,20}-))"
-                     r"(?:-[A-Z0-9]{1,20}){0,6}"
-                     r"(?![\w-])", re.IGNORECASE)
-# a registration plate after the vehicle it is on: "the car 3YBK 07", "reg: LU-250 769", "van vyw 63ey"
-PLATE = re.compile(r"\b(?:car|cars|vehicle|van|truck|lorry|motorbike|plate|plates|reg|registration|rego)\b\.?"
-                   r"\s{0,3}(?:(?:no\.?|number|#)\s{0,3})?[:,]?\s{0,3}"
-                   r"(?P<value>(?=[A-Z0-9 -]{0,12}\d)(?=[A-Z0-9 -]{0,12}[A-Z])[A-Z0-9]{1,5}(?:[ -][A-Z0-9]{1,5}){0,2})"
-                   r"(?![\w-])", re.IGNORECASE)
-# the British forms: a number plate "FG75 VZU" (its last letters no English word: not "AB12 THE"), a national
-# insurance number "ZZ 97 53 80 T"
-UK_PLATE = re.compile(r"(?<![\w-])[A-Z]{2}\d{2}\s?(?P<tail>[A-Z]{3})(?![\w-])", re.IGNORECASE)
-NINO = re.compile(r"(?<![\w-])[A-Z]{2}(?P<s>\s?)\d{2}(?P=s)\d{2}(?P=s)\d{2}(?P=s)[A-Z](?![\w-])", re.IGNORECASE)
-DIGIT_GROUPS = re.compile(r"(?<![\w/.-])\d{2,}(?:[-/]\d{2,}){1,4}(?![\w/-])")
-DIGIT_RUN = re.compile(r"(?<![\w.,-])\d{6,}(?![\w-])")
-# groups of digits apart by single spaces, 7 or more digits in all: a number written in blocks ("6923 0538",
-# "121 8487"), which counts and amounts never are (they group with commas); not years within a lifetime of each
-# other ("1891 1914")
-SPACED_DIGITS = re.compile(r"(?<![\w.,/+-])\d{2,4}(?: \d{2,4}){1,3}(?![\w/-]|[.,]\d)")
 IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)")
-
-
-def _digits(s: str) -> str:
-    return "".join(c for c in s if c.isdigit())
 
 
 def _emails(text):
@@ -187,7 +155,7 @@ def _phones(text):
     for m in PHONE.finditer(text):
         s, e = m.start(), m.end()
         core = re.split(r"(?i)\s?(?:x|ext\.?|extension)\s?\d", m.group(0))[0]
-        n = len(_digits(core))
+        n = len(digits(core))
         if not 7 <= n <= 15 or ISO_DATE.fullmatch(core) or SSN.fullmatch(core):
             continue
         groups = re.findall(r"\d+", core)
@@ -201,18 +169,18 @@ def _phones(text):
                 continue
         yield s, e
     for m in CUED_PHONE.finditer(text):  # any grouping ("524 2 986") right after or before a phone word
-        n = len(_digits(m.group(0)))
+        n = len(digits(m.group(0)))
         # six digits in pairs are a whole number in Greenland and the Faroes ("call 68 21 97")
         if (7 <= n <= 15 or PAIRS.fullmatch(m.group(0))) and _phone_cue(text, m.start(), m.end()):
             yield m.start(), m.end()
     for m in NATIONAL_PHONE.finditer(text):
-        if 9 <= len(_digits(m.group(0))) <= 13 and not ISO_DATE.fullmatch(m.group(0)):
+        if 9 <= len(digits(m.group(0))) <= 13 and not ISO_DATE.fullmatch(m.group(0)):
             yield m.start(), m.end()
 
 
 def _cards(text):
     for m in CARD.finditer(text):
-        d = _digits(m.group(0))
+        d = digits(m.group(0))
         if 13 <= len(d) <= 19 and luhn_ok(d):
             yield m.start(), m.end()
 
@@ -220,58 +188,6 @@ def _cards(text):
 def _ibans(text):
     for m in IBAN.finditer(text):
         if iban_ok(m.group(0)):
-            yield m.start(), m.end()
-
-
-_UNITS = frozenset("plus metre metres meter meters km kg cm mm ml yr yrs hr hrs min mins sec secs mph kph".split())
-
-
-def _measure(code: str) -> bool:
-    """A small number joined to English words: "15MINUTES", "20-PLUS", "200-metre-long", "40-YEAR", no code."""
-    numbers = re.findall(r"\d+", code)
-    words = re.findall(r"[^\W\d_]+", code)
-    return len(numbers) == 1 and len(numbers[0]) <= 4 and all(
-        addresses.everyday(w.casefold()) or w.casefold() in _UNITS for w in words)
-
-
-def _ids(text):
-    for m in SSN.finditer(text):
-        yield m.start(), m.end()
-    for m in KEYED_ID.finditer(text):
-        yield m.start("value"), m.end("value")
-    for m in CODE_ID.finditer(text):
-        g = m.group(0)
-        if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3) and not DATE.fullmatch(g) \
-                and not _measure(g) and not re.fullmatch(r"[\d-]+[ap]m", g, re.IGNORECASE):  # hours: "6-10pm"
-            # "covid19" stays a word, "08-Jun-1959" a date
-            yield m.start(), m.end()
-    for m in PLATE.finditer(text):
-        groups = list(re.finditer(r"[A-Za-z0-9]+", m.group("value")))
-        words = [g.group().isalpha() and addresses.everyday(g.group().casefold()) for g in groups]
-        while groups and words[-1]:
-            groups.pop()  # "the car 3YBK 07 was parked": the plate ends before the verb
-            words.pop()
-        value = m.group("value")[:groups[-1].end()] if groups else ""
-        # letters and digits, and no English word inside: not "the car 2 days ago", "a car in 2019"
-        if re.search(r"\d", value) and re.search(r"[^\W\d_]", value) and not any(words):
-            yield m.start("value"), m.start("value") + len(value)
-    for m in UK_PLATE.finditer(text):
-        if not addresses.everyday(m.group("tail").casefold()):
-            yield m.start(), m.end()
-    for m in NINO.finditer(text):
-        yield m.start(), m.end()
-    for m in DIGIT_RUN.finditer(text):
-        yield m.start(), m.end()
-    for m in SPACED_DIGITS.finditer(text):
-        groups = m.group(0).split()
-        years = all(len(g) == 4 and 1000 <= int(g) <= 2999 for g in groups) and all(
-            abs(int(a) - int(b)) <= 150 for a, b in zip(groups, groups[1:]))  # a span of years, as in a lifetime
-        if len(_digits(m.group(0))) >= 7 and not years:
-            yield m.start(), m.end()
-    for m in DIGIT_GROUPS.finditer(text):  # 86-09/96, 12/345/678: 6+ digits in groups, not a date
-        span = YEAR_SPAN.fullmatch(m.group(0))
-        if len(_digits(m.group(0))) >= 6 and not DATE.fullmatch(m.group(0)) and not ISO_DATE.fullmatch(m.group(0)) \
-                and not (span and year_span(span)):
             yield m.start(), m.end()
 
 
@@ -294,7 +210,7 @@ def _handles(text):
 
 RECOGNIZERS = {
     "EMAIL": _emails, "URL": _urls, "PHONE": _phones, "CARD": _cards, "IBAN": _ibans,
-    "ID": _ids, "IP": _ips, "ADDRESS": _addresses, "DATE": _dates, "HANDLE": _handles,
+    "ID": ids.find, "IP": _ips, "ADDRESS": _addresses, "DATE": _dates, "HANDLE": _handles,
 }
 LABELS = tuple(RECOGNIZERS)
 

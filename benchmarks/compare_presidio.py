@@ -81,10 +81,7 @@ def run_policy(texts):
     return out, time.process_time() - t0
 
 
-PRESIDIO_MODEL = ["en_core_web_md"]
-
-
-def run_presidio(texts):
+def run_presidio(texts, model: str = "en_core_web_md"):
     import tldextract.tldextract as tx
 
     from dptext.privacy.detectors import model_source
@@ -93,9 +90,9 @@ def run_presidio(texts):
     from presidio_analyzer import AnalyzerEngine
     from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-    model = model_source(PRESIDIO_MODEL[0])  # a vendored model's folder: Presidio loads a path, downloads nothing
+    # a vendored model's folder: Presidio loads a path as it is, and downloads nothing
     nlp = NlpEngineProvider(nlp_configuration={"nlp_engine_name": "spacy", "models": [
-        {"lang_code": "en", "model_name": model}]}).create_engine()
+        {"lang_code": "en", "model_name": model_source(model)}]}).create_engine()
     eng = AnalyzerEngine(nlp_engine=nlp, supported_languages=["en"])
     eng.analyze("warm up John Smith", language="en")
     t0 = time.process_time()
@@ -234,7 +231,6 @@ def main(argv=None) -> int:
     ap.add_argument("--overhead", action="store_true",
                     help="only time the entities policy per 100-word wiki prompt, before and now, in each casing")
     args = ap.parse_args(argv)
-    PRESIDIO_MODEL[0] = args.presidio_model
     if args.overhead:
         print(f"entities policy, CPU ms per 100-word wiki prompt (40 prompts; load {os.getloadavg()[0]:.1f}):")
         for name, res in (("before", run_before(None, args.before_rev)), ("ours", overhead())):
@@ -249,7 +245,7 @@ def main(argv=None) -> int:
     results, secs = {}, {}
     for k in args.systems.split(","):
         fn = {"before": lambda t: run_before(t, args.before_rev), "prev": lambda t: run_before(t, args.prev_rev),
-              "ours": run_policy, "presidio": run_presidio}[k]
+              "ours": run_policy, "presidio": lambda t: run_presidio(t, args.presidio_model)}[k]
         results[k], secs[k] = fn(texts)
     print(f"{len(texts)} sentences ({', '.join(f'{k} {len(v)}' for k, v in sets.items())}), part {args.part}, "
           f"{words} words; refused (detection failed, nothing sent): "

@@ -82,6 +82,12 @@ def _weekday_led(text, s):
     return lead.start() if lead else s
 
 
+def _clause_ends(m) -> bool:
+    """The word after match ``m`` (its ``next`` group) is a stop word, or none follows: "3rd." but not "3rd floor"."""
+    after = m.group("next")
+    return after is None or addresses.stop_word(after.casefold())
+
+
 def find(text):
     """(start, end) of the dates and times of day in ``text``."""
     written = [(m.start(), m.end()) for m in DATE.finditer(text)]
@@ -89,24 +95,21 @@ def find(text):
         yield _weekday_led(text, s), e
     for m in WEEKDAY_DAY.finditer(text):
         a, b = int(m.group("a")), int(m.group("b"))
+        # the words "sat", "sun", "wed" only before a clause's end: not "sat 5/6 exams"
         word = m.group(0)[:3].casefold() in ("sun", "sat", "wed") and m.group(0)[3:4].isspace()
-        after = m.group("next")  # the words "sat", "sun", "wed" only before a clause's end: not "sat 5/6 exams"
-        if 1 <= min(a, b) <= 12 and 1 <= max(a, b) <= 31 and not (
-                word and after and not addresses.stop_word(after.casefold())):
+        if 1 <= min(a, b) <= 12 and 1 <= max(a, b) <= 31 and (not word or _clause_ends(m)):
             yield m.start(), m.end()
     for m in CUED_DAY.finditer(text):
         top, bottom = (int(m.group("m")), int(m.group("d"))) if m.group("m") else (0, 0)
         fraction = m.group("loose") and top < bottom and bottom in (2, 3, 4, 5, 8, 10)
-        after = m.group("next")
-        if not fraction and not (after and not addresses.stop_word(after.casefold())):  # "for 1/2", "3rd floor"
+        if not fraction and _clause_ends(m):  # "for 1/2", "3rd floor"
             yield _weekday_led(text, m.start("value")), m.end("value")
     for m in ERA_DECADE.finditer(text):
         yield m.start(), m.end()
     for m in YEAR_ALONE.finditer(text):
-        after = m.group("next")
         if any(s <= m.start() < e for s, e in written):  # the year of a written date ("22 Sep 2025")
             continue
-        if (after is None or addresses.stop_word(after.casefold())) and (
+        if _clause_ends(m) and (
                 int(m.group("y")) >= 1900 or YEAR_CUE.search(text, max(0, m.start() - 12), m.start())):
             yield m.start(), m.end()
     for m in YEAR_MODIFIER.finditer(text):

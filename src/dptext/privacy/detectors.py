@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import threading
@@ -47,8 +48,6 @@ def model_source(model: str) -> str:
     """What ``spacy.load`` takes for ``model``: the folder of a vendored model, else the name itself."""
     if model not in VENDORED:
         return model
-    import importlib
-
     return str(importlib.import_module(VENDORED[model][0]).model_path())
 
 

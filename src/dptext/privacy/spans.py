@@ -131,8 +131,7 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
                 out[-1][1] = p[0]
             # the comma between an address and the next piece, or a place and an address, is the address's
             # ("804 Bowen Round, Robertton", "Flat 9, 12 Keith Rd")
-            if ((out[-1][2] == "ADDRESS" or p[2] == "ADDRESS" and out[-1][2] in _PLACES) and out[-1][1] < p[0]
-                    and _COMMA.fullmatch(gap)):
+            if (out[-1][2] == "ADDRESS" or p[2] == "ADDRESS" and out[-1][2] in _PLACES) and _COMMA.fullmatch(gap):
                 out[-1][1] = p[0]
         if foreign_letter(text[p[0]]) or p[2] in _PLACES:
             for k in range(max(0, p[0] - 10), p[0]):  # a house number that ends at the place
@@ -142,7 +141,8 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
                     break
         if foreign_letter(text[p[1] - 1]) and (m := _DIGITS.match(text, p[1])):
             p[1] = min(m.end(), pieces[i + 1][0]) if i + 1 < len(pieces) else m.end()  # up to the next piece
-        elif p[2] in _NAMED and (m := _POSTCODE.match(text, p[1])) and (i + 1 == len(pieces) or pieces[i + 1][0] >= m.end()):
+        elif p[2] in _NAMED and (m := _POSTCODE.match(text, p[1])) and (
+                i + 1 == len(pieces) or pieces[i + 1][0] >= m.end()):
             p[1] = m.end()  # a postcode after its town, which a model may read as a name ("in Uummannaq 3961")
         out.append(p)
     return _join_touching(out)

@@ -63,6 +63,8 @@ def test_an_uncased_place_is_detected_by_the_policy():
     ("Thanks to Kemi Ramadan for the cake.", ["Kemi Ramadan"]),   # a proper noun after an unlisted one
     ("Without Hope we would be lost.", ["Hope"]),                  # a given name that is a frequent word
     ("Without Fowler we would be lost.", ["Fowler"]),              # ... after a sentence's first word
+    ("Lunch with Patience on friday?", ["Patience"]),              # a given name that is also a rare surname
+    ("our 3 founders: van der Rest, Ito and Lam.", ["van der Rest", "Ito", "Lam"]),  # a particle ends no name
 ])
 def test_names_casing_marks_inside_a_sentence(names, text, expected):
     assert _names(names, text) == expected
@@ -115,3 +117,10 @@ def test_a_bracketed_clause_is_no_region():
     text = "Send it to Via Roma 5, 00184 Roma (see below) today."
     spans = get_policy("entities").detect(text)
     assert not any("see" in text[s.start:s.end] for s in spans)
+
+
+
+@pytest.mark.parametrize("text,word", [("the van broke down on the way", "broke"), ("LOAD THE VAN QUICKLY", "QUICKLY")])
+def test_a_particle_alone_joins_no_word_to_it(names, text, word):
+    # a run of one particle ("van" is a listed given name) takes no next word as its surname
+    assert not any(word in n for n in _names(names, text))

@@ -73,12 +73,17 @@ def find(text):
             # "covid19" stays a word, "08-Jun-1959" a date
             yield m.start(), m.end()
     for m in PLATE.finditer(text):
-        groups = list(re.finditer(r"[A-Za-z0-9]+", m.group("value")))
-        words = [g.group().isalpha() and addresses.everyday(g.group().casefold()) for g in groups]
+        value = m.group("value")
+        groups = list(re.finditer(r"[A-Za-z0-9]+", value))
+        # an English word stands apart: letters dashed to digits ("LB-579") are a code, and one letter other than
+        # "a" or "i" is no word ("LB-579 L")
+        words = [g.group().isalpha() and addresses.everyday(g.group().casefold())
+                 and "-" not in value[max(0, g.start() - 1):g.end() + 1]
+                 and (len(g.group()) > 1 or g.group().casefold() in ("a", "i")) for g in groups]
         while groups and words[-1]:
             groups.pop()  # "the car 3YBK 07 was parked": the plate ends before the verb
             words.pop()
-        value = m.group("value")[:groups[-1].end()] if groups else ""
+        value = value[:groups[-1].end()] if groups else ""
         # letters and digits, and no English word inside: not "the car 2 days ago", "a car in 2019"
         if re.search(r"\d", value) and re.search(r"[^\W\d_]", value) and not any(words):
             yield m.start("value"), m.start("value") + len(value)

@@ -22,8 +22,9 @@ import re
 
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.medical import MedicalDetector  # noqa: F401 - re-exported
+from dptext.privacy.name_cues import _CUE_WORDS
 from dptext.privacy.name_words import CALENDAR, has_ordinary_casing, tokens
-from dptext.privacy.names import TITLES, NameDetector, account_word  # noqa: F401 - re-exported
+from dptext.privacy.names import _PARTICLES, TITLES, NameDetector, account_word  # noqa: F401 - re-exported
 from dptext.privacy.recognizers import Detection
 
 _DURATION = re.compile(r"(?:(?:about|over|almost|nearly|around|more than|less than|the|a|an|past|last|next)\s+)*"
@@ -119,12 +120,19 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
 _NOT_PERSONS = frozenset("NORP FAC ORG GPE LOC PRODUCT EVENT WORK_OF_ART LAW LANGUAGE".split())
 
 
+# the labels spaCy reads well enough from the recased copy of lower- or upper-case text to outrank the name lists
+_PLACES = frozenset("NORP FAC GPE LOC".split())
+
+
 def _yield_to_spacy(text, detections):
-    """In cased text, a name-list ``PERSON`` that lies inside a spaCy entity of another proper-name label (``India's``,
-    a listed given name, in a ``GPE``) gives way to it. The characters stay covered: a spaCy entity is among the
-    detections only when the policy protects its label."""
-    others = [d for d in detections if d.detector == "spacy" and d.label in _NOT_PERSONS]
-    if not others or not has_ordinary_casing(text):
+    """A name-list ``PERSON`` that lies inside a spaCy entity of another proper-name label (``India's``, a listed
+    given name, in a ``GPE``) gives way to it: in cased text to any such label, in lower- or upper-case text to a
+    place or group (``tora bora area``, ``sydney heads``), the labels spaCy still reads well from the recased
+    copy there. The characters stay covered: a spaCy entity is among the detections only when the policy protects
+    its label."""
+    labels = _NOT_PERSONS if has_ordinary_casing(text) else _PLACES
+    others = [d for d in detections if d.detector == "spacy" and d.label in labels]
+    if not others:
         return detections
 
     def inside(d):
@@ -154,6 +162,20 @@ def _repeat(text, detections, names):
     return out
 
 
+def _lone_name(text, toks, d, by_start, names):
+    """``d`` is one listed given name or surname that is no frequent word (``graham``), or a surname that opens
+    with a particle (``van henegouwen``): a name a given name before it would complete."""
+    i = by_start.get(d.start)
+    if i is None:
+        return False
+    if toks[i][2] in _PARTICLES:
+        return toks[i][1] < d.end  # the particle and its surname
+    nxt = i + 1 < len(toks) and text[toks[i][1]:toks[i + 1][0]] == " " and names._kind(text, toks[i + 1]) in (
+        "first", "last", "initial", "unknown")  # the name goes on: "general joseph e."
+    return toks[i][1] >= d.end - 2 * text.endswith("'s", 0, d.end) and not nxt \
+        and names._kind(text, toks[i]) in ("first", "last")
+
+
 def _widen(text, detections, names):
     persons = [d for d in detections if d.label == "PERSON"]
     if not persons:
@@ -162,17 +184,25 @@ def _widen(text, detections, names):
     by_end = {t[1]: i for i, t in enumerate(toks)}
     by_start = {t[0]: i for i, t in enumerate(toks)}
     out = [d for d in detections if d.label != "PERSON"]
+    uncased = not has_ordinary_casing(text)
     for d in persons:
         s, e = d.start, d.end
-        for _ in range(2):
+        for step in range(2):
             i = by_end.get(s - 1)
-            if i is None or text[s - 1] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common") \
+            kind = None if i is None else names._kind(text, toks[i])
+            # a given name that is also an English word completes a lone given name or surname right after it
+            # where casing says nothing: "drew graham", "GUY GILLES", "mads van henegouwen" (not a full name:
+            # "said lambert mende", "general joseph e.")
+            paired = step == 0 and kind == "first-common" and uncased and toks[i][2] not in _CUE_WORDS \
+                and _lone_name(text, toks, d, by_start, names)  # a cue is never the name: "tell maria"
+            if i is None or text[s - 1] != " " or (kind or "-common").endswith("-common") and not paired \
                     or account_word(text, toks[i]) or toks[i][2] in TITLES:  # no handle, hashtag, e-mail local
                 break  # part or title ("Mr" stays public)
             s = toks[i][0]
         for _ in range(2):
             i = by_start.get(e + 1)
-            if i is None or text[e] != " " or (names._kind(text, toks[i]) or "-common").endswith("-common") \
+            if i is None or text[e] != " " or text[e - 2:e] in ("'s", "’s") \
+                    or (names._kind(text, toks[i]) or "-common").endswith("-common") \
                     or account_word(text, toks[i]):
                 break
             e = toks[i][1]

@@ -247,6 +247,9 @@ class NameDetector:
                 if p == j + 1 or p >= n or not adjacent(text, toks[p - 1], toks[p]) or toks[p][2] in self.lex.stop:
                     break
                 j = p
+            if j > start and toks[j][2] in _PARTICLES and j + 1 < n and adjacent(text, toks[j], toks[j + 1]) \
+                    and toks[j + 1][2] not in self.lex.stop:
+                j += 1  # a particle that is also a listed name never ends one: "van der Rest"
             # inside a run, particles join a name to the word after them, which is then a surname whatever else
             # it is: "inaya van der brink", "maria de la cruz"
             k = start + 1
@@ -378,6 +381,6 @@ def _lone_proper(text, toks, kinds, k, lex):
     other frequent words (``Late Flight``, ``Customer Service``) and a handful of census families are left out."""
     w = toks[k][2]
     return (kinds[k] or "").endswith("-common") and (not lex.common(w) or kinds[k] == "first-common") \
-        and w not in lex.rare and (
+        and (w not in lex.rare or kinds[k] == "first-common") and (
         k == 0 or text[toks[k - 1][0]].islower() or opens(text, toks[k - 1])) and (
         k + 1 == len(toks) or text[toks[k + 1][0]].islower() or text[toks[k][1]:toks[k + 1][0]].strip() != "")

@@ -25,6 +25,12 @@ SURNAME_SHAPE = re.compile(
     r"kvist|rath|bach|berg|stein|feld|dorf|hardt|meier|meyer|huber|bauer|brink|holm|dahl|strand|au)$")
 # an English word with a derivational ending ("driverless", "bookishness"): no name, though no list holds it
 _DERIVED = re.compile(r"(?:less|ness|ful|fully|able|ably|ship|hood|ment|ments|wise|ish|ly)$")
+# greetings, interjections and chat forms: closed classes of English that WordNet does not list, while some of
+# them are also listed names ("Oh", "Ok", "Ur", "Til")
+GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
+                       "yup nah nope aw aww ah ahh uh um hmm ha haha lol omg wtf btw idk imo tbh smh pls plz ur im "
+                       "til gonna gotta wanna aint ya'll y'all yall lemme gimme dunno kinda sorta fwiw imho afaik fyi ngl tmrw "
+                       "tmr tho rn sike prev congrats congratulations".split())
 CALENDAR = frozenset("january february march april may june july august september october november december "
                      "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
                      "saturday sunday mon tue tues wed thu thur thurs fri sat sun".split())
@@ -131,3 +137,8 @@ def has_ordinary_casing(text: str) -> bool:
     """More than 10 % of the words start with a capital and go on in lower case (not all-lower, not shouting)."""
     toks = tokens(text)
     return sum(1 for s, e, _ in toks if text[s].isupper() and not text[s:e].isupper()) > 0.1 * len(toks)
+
+
+def no_name_word(w, lex):
+    """A stop word, a contraction, a greeting or a word of under three letters: never half of a name."""
+    return w in lex.stop or "'" in w or w in GREETINGS or len(w) < 3

@@ -61,20 +61,15 @@ from __future__ import annotations
 import re
 
 from dptext.privacy.gazetteers import lexicon
-from dptext.privacy.name_cues import _CUE_WORDS, _DETERMINERS, _ROLES, _cued, _strengthen, tagged
+from dptext.privacy.name_cues import _CUE_WORDS, _ROLES, _cued, _strengthen, tagged
 from dptext.privacy.name_vectors import THRESHOLD, name_like, score, table
+from dptext.privacy.name_runs import accept, lone_proper, run_ends, seldom, untitled_keep
 from dptext.privacy.name_words import (  # noqa: F401 - tokens is re-exported
-    CALENDAR, OPENERS, SURNAME_SHAPE, adjacent, compound, derived, has_ordinary_casing, opens, person_hashtag,
-    proper_mid, title_case, tokens)
+    CALENDAR, GREETINGS, OPENERS, SURNAME_SHAPE, adjacent, compound, derived, has_ordinary_casing, no_name_word, opens,
+    person_hashtag, proper_mid, title_case, tokens)
 from dptext.privacy.recognizers import Detection
 from dptext.privacy.scripts import foreign_words
 
-# greetings, interjections and chat forms: closed classes of English that WordNet does not list, while some of
-# them are also listed names ("Oh", "Ok", "Ur", "Til")
-_GREETINGS = frozenset("hi hello hey hiya dear thanks thx cheers regards sincerely oh ohh ok okay yeah yea ya yep "
-                       "yup nah nope aw aww ah ahh uh um hmm ha haha lol omg wtf btw idk imo tbh smh pls plz ur im "
-                       "til gonna gotta wanna aint ya'll y'all yall lemme gimme dunno kinda sorta fwiw imho afaik fyi ngl tmrw "
-                       "tmr tho rn sike prev congrats congratulations".split())
 # holidays are no one's name ("before Christmas")
 _HOLIDAYS = frozenset("christmas xmas easter thanksgiving halloween hanukkah ramadan diwali".split())
 _PARTICLES = frozenset("van der den de del della la le di da dos das du von zu ter ten bin ibn d' l' 't".split())
@@ -130,7 +125,7 @@ class NameDetector:
             e < len(text) and text[e] == "." or text[s].isupper() and w not in lex.stop)
         if initial:
             return "initial"
-        if w in lex.stop or len(w) < 2 or w.endswith("n't") or w in _GREETINGS or w in _HOLIDAYS:
+        if w in lex.stop or len(w) < 2 or w.endswith("n't") or w in GREETINGS or w in _HOLIDAYS:
             return None  # "didn't", "hi": no name
         # a surname ending, or letters English does not use ("métivier", "ertaş"), in a word no word list knows
         shaped = len(w) > 4 and SURNAME_SHAPE.search(w) is not None or not w.isascii() and len(w) > 3
@@ -184,7 +179,7 @@ class NameDetector:
             if kinds[k + 1] == "last" and kinds[k] is None and adjacent(text, toks[k], toks[k + 1]) \
                     and not tagged(text, toks[k]):
                 w = toks[k][2]
-                if not (_no_name_word(w, self.lex) or self.lex.common(w)):
+                if not (no_name_word(w, self.lex) or self.lex.common(w)):
                     kinds[k] = "first-common"
             if kinds[k] in ("first-common", "last-common") and adjacent(text, toks[k], toks[k + 1]) \
                     and title_case(text, toks[k]) and title_case(text, toks[k + 1]) and (
@@ -192,7 +187,7 @@ class NameDetector:
                         proper_mid(text, toks[k]) or opens(text, toks[k], OPENERS)
                         and name_like(toks[k + 1][2].removesuffix("'s"), self.lex))
                     and not self.lex.is_word(toks[k + 1][2][:-1])) \
-                    and _run_ends(text, toks, kinds, k + 1) and ordinary:
+                    and run_ends(text, toks, kinds, k + 1) and ordinary:
                 # "Peace Ibrahim", ", Blessing Olawale": a listed word in title case before a one-word name (a full
                 # name after it has its title: "Minister Ariel Sharon"; nor before a word one letter longer than an
                 # English word: "Late Flightr")
@@ -203,19 +198,19 @@ class NameDetector:
                     and kinds[k + 1] is None \
                     and adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
-                if _no_name_word(w, self.lex):
+                if no_name_word(w, self.lex):
                     continue
                 proper = text[toks[k + 1][0]].isupper() and not text[toks[k + 1][0]:toks[k + 1][1]].isupper()
                 if not self.lex.common(w) or proper and ordinary:
                     kinds[k + 1] = "last-common"
             if not ordinary and kinds[k] in ("first-common", "last-common") and kinds[k + 1] in ("first", "last") \
                     and opens(text, toks[k], OPENERS + ",") and adjacent(text, toks[k], toks[k + 1]) \
-                    and toks[k + 1][2] not in CALENDAR and _run_ends(text, toks, kinds, k + 1):
+                    and toks[k + 1][2] not in CALENDAR and run_ends(text, toks, kinds, k + 1):
                 kinds[k] = "first"  # uncased, a listed word opening a sentence or an item before a name: "TEA VUK"
             if ordinary and kinds[k] == "unknown" and kinds[k + 1] is None and proper_mid(text, toks[k]) \
                     and title_case(text, toks[k + 1]) and adjacent(text, toks[k], toks[k + 1]):
                 w = toks[k + 1][2]
-                if not (_no_name_word(w, self.lex) or w in CALENDAR):
+                if not (no_name_word(w, self.lex) or w in CALENDAR):
                     # a proper noun after an unlisted one: "to Siti Ramadan for" (a frequent word, "Ngubane Power",
                     # is trimmed off the run's end as ever)
                     kinds[k + 1] = "last-common"
@@ -267,22 +262,22 @@ class NameDetector:
             for k in run:  # particles after a weak name word ("king ibn cc") were reached over but not joined
                 if kinds[k] is None:
                     kinds[k] = "particle" if toks[k][2] in _PARTICLES else "last-common"
-            keep = self._accept(run, kinds, titled, frequent)
-            seldom = [_seldom(toks[k][2], self.lex) for k in keep or ()]
-            if len(seldom) > 1 and not titled and any(seldom) and all(
-                    rare or (kinds[k] or "").endswith("-common") for k, rare in zip(keep, seldom)):
+            keep = accept(run, kinds, titled, frequent)
+            rarely = [seldom(toks[k][2], self.lex) for k in keep or ()]
+            if len(rarely) > 1 and not titled and any(rarely) and all(
+                    rare or (kinds[k] or "").endswith("-common") for k, rare in zip(keep, rarely)):
                 keep = None  # a seldom name with only frequent or ambiguous words beside it is no name: "visa card"
             if keep and len(keep) == 2 and not titled and self.lex.is_pair(toks[keep[0]][2], toks[keep[1]][2]):
                 keep = None  # a two-word common noun: "art school", "urban centers", "will power"
             if keep is None and kinds[j] == "unknown" and toks[j][2].endswith("'s"):
                 keep = [j]  # an unlisted word in the possessive: "Tiia Holappa's", "Yakha's daughter"
             if keep and not titled:
-                keep = _untitled_keep(text, toks, kinds, keep, ordinary, frequent, self.lex)
+                keep = untitled_keep(text, toks, kinds, keep, ordinary, frequent, self.lex)
             if keep is None:
                 # in cased text, a proper noun inside a sentence that no list knows or only a rare surname is:
                 # "Delivery for Folch at", "early Holappa", "Holtzer music"; not "Late Flightr" (a capitalized pair)
                 for k in range(start, j + 1) if ordinary else ():
-                    if (kinds[k] in ("unknown", "last-rare") or _lone_proper(text, toks, kinds, k, self.lex)) \
+                    if (kinds[k] in ("unknown", "last-rare") or lone_proper(text, toks, kinds, k, self.lex)) \
                             and proper_mid(text, toks[k]) and (k == start or text[toks[k - 1][0]].islower()):
                         out.append(Detection(toks[k][0], toks[k][1], self.label, self.name))
             if keep:
@@ -301,86 +296,3 @@ class NameDetector:
         out.extend(Detection(s, e, self.label, self.name) for s, e, w in toks
                    if text[s - 1:s] == "#" and person_hashtag(text[s:e], w, ordinary, self.lex, self._kind))
         return out
-
-    @staticmethod
-    def _accept(run, kinds, titled, common):
-        ks = [kinds[r] for r in run]
-        common = [common[r] for r in run]
-        strong = [k in ("first", "last", "last-rare") for k in ks]
-
-        lo, hi = 0, len(run) - 1
-        # trim edge words that are not a name on their own and do not pair with their neighbour
-        # a given name or unlisted word pairs with a surname or a particle ("lukasz van der elst"); an unlisted
-        # word with a listed surname that is an infrequent English word ("thiago martins")
-        while not titled and lo < hi and not strong[lo] and not (
-                ks[lo] == "initial" or ks[lo].startswith("first") and ks[lo + 1].startswith(
-                    ("last", "initial", "unknown", "particle"))
-                or ks[lo] == "unknown" and (ks[lo + 1] in ("last", "last-rare", "unknown", "particle")
-                                            or ks[lo + 1] == "last-common" and not common[lo + 1])):
-            lo += 1
-        while hi > lo and not strong[hi] and not (
-                (strong[hi - 1] or ks[hi - 1].startswith("first")) and ks[hi].startswith(("last", "first-common"))
-                or ks[hi] == "unknown" and ks[hi - 1].startswith(("first", "initial", "unknown"))
-                or ks[hi] == "last-common" and not common[hi] and ks[hi - 1] == "unknown"):
-            hi -= 1
-        if titled:
-            return None if all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2 else run[lo : hi + 1]
-        if lo == hi and not strong[lo] or all(k == "unknown" for k in ks[lo : hi + 1]) and hi - lo > 2:
-            return None  # a lone ambiguous word; four unlisted words in a row are more likely a foreign phrase
-        if not any(strong[lo : hi + 1]) and not (
-                hi > lo and ks[lo].startswith(("first", "initial", "unknown")) and ks[hi].startswith(("last", "unknown"))):
-            return None
-        return run[lo : hi + 1]
-
-
-def _untitled_keep(text, toks, kinds, keep, ordinary, frequent, lex):
-    """``keep`` (a run's name words, no title before them) without what casing or a determiner says is no name;
-    None when nothing is left."""
-    lower = [k for k in keep if not text[toks[k][0]].isupper()]
-    if len(lower) < len(keep):  # a frequent word in lower case ends a capitalized name: "an Adelaide man", "LA flight"
-        while len(keep) > 1 and frequent[keep[-1]] and keep[-1] in lower:
-            keep = keep[:-1]
-            lower = lower[:-1]
-    if ordinary and lower and (
-            all(kinds[k] == "unknown" for k in keep)  # unlisted words: only as proper nouns
-            or len(keep) == 1  # "ok", "app": a lone listed name in lower case in cased text
-            # no distinctive name ("min Late", "Gotta love"): a rare surname is weak here
-            or not any(kinds[k] in ("first", "last") for k in keep)):
-        return None
-    if len(keep) > 1:
-        return keep
-    k = keep[0]
-    if k and toks[k - 1][2] in _DETERMINERS and kinds[k].endswith(("-rare", "-common")):
-        return None  # "the app", "your app": a weak name word after a determiner is a noun
-    word = text[toks[k][0]:toks[k][1]]
-    if 1 < len(word) < 5 and word.isupper() and not text.isupper() and (
-            kinds[k].endswith(("-rare", "-common")) or lex.is_word(toks[k][2])):
-        return None  # "CEO", "ORD", "LA": a short word in capitals, in text that is not all capitals, is an acronym
-    return keep
-
-
-def _seldom(w, lex):
-    """A given name seldom given anywhere that is also an English word (``visa``, ``vice``): no name beside
-    frequent or ambiguous words only (``visa card``)."""
-    return w.removesuffix("'s") in lex.seldom
-
-
-def _no_name_word(w, lex):
-    """A stop word, a contraction, a greeting or a word of under three letters: never half of a name."""
-    return w in lex.stop or "'" in w or w in _GREETINGS or len(w) < 3
-
-
-def _run_ends(text, toks, kinds, k):
-    """No name word joins ``toks[k]`` from the right."""
-    return k + 1 == len(toks) or kinds[k + 1] is None or not adjacent(text, toks[k], toks[k + 1])
-
-
-def _lone_proper(text, toks, kinds, k, lex):
-    """A listed name that is also an infrequent English word, or a given name that is also a frequent one,
-    capitalized between lower-case words or after a sentence's first word (``for Fowler at``, ``Without Min we``);
-    other frequent words (``Late Flight``, ``Customer Service``) and a handful of census families are left out."""
-    w = toks[k][2]
-    return (kinds[k] or "").endswith("-common") and (not lex.common(w) or kinds[k] == "first-common") \
-        and (w not in lex.rare or kinds[k] == "first-common") and (
-        k == 0 or text[toks[k - 1][0]].islower() or opens(text, toks[k - 1])) and (
-        k + 1 == len(toks) or text[toks[k + 1][0]].islower() or text[toks[k][1]:toks[k + 1][0]].strip() != "")

@@ -50,6 +50,18 @@ def test_addresses_us_uk_continental_and_po_boxes(text, address):
     assert (address, "ADDRESS") in found, found
 
 
+@pytest.mark.parametrize("text,address", [
+    ("i fell asleep 981 cour du pas de bordier, 54808 saint-louis", "981 cour du pas de bordier"),  # French types
+    ("SHIP IT TO 448 RANG EMMA, SAINT-PHILIPPE", "448 RANG EMMA"),                # Québec's concession roads
+    ("We moved! Find us at Yvesboulevard 6", "Yvesboulevard 6"),                   # Dutch compound street names
+    ("the office is at Middendreef 389 now", "Middendreef 389"),
+    ("THE OFFICE IS AT KANAALBAAN 12 NOW", "KANAALBAAN 12"),
+])
+def test_french_types_and_dutch_compounds_open_a_street(text, address):
+    found = [text[d.start:d.end] for d in recognize(text, ("ADDRESS",))]
+    assert any(address in f for f in found), found
+
+
 @pytest.mark.parametrize("phone", ["039-3224", "07700 900123", "+44 7700 900123", "(020) 7946 0958"])
 def test_local_national_and_international_phones(phone):
     text = f"ring me on {phone} tonight"

@@ -33,6 +33,8 @@ SUFFIXES = (
     "Boardwalk|Concourse|Crossway|Ridgeway|Circuit|Cct|Amble|Tollway")
 
 PREFIX = (r"(?:rue|avenue|av\.?|boulevard|bd\.?|chemin|allée|place|impasse|quai|venelle|cours|passage|route|via|viale|"
+           # French types that are no English words: "140 cour du Petit Change", "448 rang Emma" (Québec)
+           r"cour|rang|sentier|ruelle|montée|hameau|faubourg|chaussée|parvis|"
            r"piazza|piazzale|corso|vicolo|borgo|stretto|contrada|lungomare|strada|calle|c/|avenida|avda\.?|plaza|paseo|"
            r"pasadizo|ronda|travesía|carrer|camino|rua|rúa|travessa|largo|alameda|ladeira|ulica|ul\.|aleja|al\.|"
            r"pl\.|plac|os\.|osiedle|straße|im|am|an\s+der|auf\s+der|za|na|"

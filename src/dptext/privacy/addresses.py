@@ -61,7 +61,7 @@ STREET = re.compile(rf"(?<![\w-])\d{{1,6}}[a-z]?(?:[-/]\d{{1,6}})?\s{{1,3}}(?:[a
                     + _UNIT, re.IGNORECASE)
 _PARTICLE = "(?:" + "|".join(_PARTICLES) + ")"
 _SUFFIX_WORD = (r"(?:\d{1,5}[a-z]?\s{1,3})?[^\W\d_][\w'’-]{1,40}(?:straße|strasse|str\.|weg|platz|gasse|allee|ring|damm|ufer|laan|straat|gracht|"
-                r"plein|kade|steeg|dijk|dyk|hof|singel|vej|gade|gatan|vägen|väg|gränd|veien|gata|utca|tie|katu)")
+                r"plein|kade|steeg|dijk|dyk|hof|singel|dreef|baan|boulevard|vej|gade|gatan|vägen|väg|gränd|veien|gata|utca|tie|katu)")
 # a prefixed street needs its house number, before or after: several prefixes ("am", "place", "route")
 # are everyday English words, and "I am worried about keeping" is no street
 _PREFIXED = rf"(?=[^\W\d_])(?:{_PREFIX})\s{{1,3}}(?:{_PARTICLE}\s{{1,3}}|{_W}\s{{1,3}}){{0,4}}{_W}"

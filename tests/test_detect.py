@@ -155,6 +155,8 @@ def test_times_of_day_are_dates(text, time):
     ("the laptop was left on the plane on the 14th.", "14th"),
     ("in 1974/75 the troops arrived", "1974/75"),
     ("he lived there 1999-2001 with his aunt", "1999-2001"),
+    ("the Grundriss (Vienna 1876-88).", "1876-88"),          # a later year of the same century
+    ("the 1999/00 season", "1999/00"),
 ])
 def test_a_day_after_a_dating_word_and_a_span_of_years_are_dates(text, date):
     assert _found(text, ("DATE", "ID")) == [(date, "DATE")]
@@ -175,6 +177,7 @@ def test_codes_stay_ids():
     assert _found("codes AB1234 and PX-2231 were sent", ("ID",)) == [("AB1234", "ID"), ("PX-2231", "ID")]
     # two years out of order are no span of years
     assert set(_found("ticket 1999-1950 was sent", ("DATE", "ID"))) == {("1999-1950", "ID")}
+    assert set(_found("ticket 1988-76 was sent", ("DATE", "ID"))) == {("1988-76", "ID")}  # two digits, earlier
 
 
 def test_ratios_and_decimals_are_no_times():

@@ -124,3 +124,16 @@ def test_a_bracketed_clause_is_no_region():
 def test_a_particle_alone_joins_no_word_to_it(names, text, word):
     # a run of one particle ("van" is a listed given name) takes no next word as its surname
     assert not any(word in n for n in _names(names, text))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Delivery for Brown at the back door", ["Brown"]),  # an addressee's cue, a capital
+    ("Parcel for Green at noon, please", ["Green"]),
+    ("@united Asked Flight attendant what typical compensation would be", []),     # another cue: a word still
+    ("so far no call Getting tired of typing little notes", []),
+    ("considering it's not - Come on", []),                                         # a dash before a word
+    ("Delivery for white roses at noon, Thanks", []),                               # no capital, no name
+    ("DELIVERY FOR WHITE ROSES AT NOON", []),                                       # capitals say nothing
+])
+def test_after_an_addressee_cue_a_capitalized_surname_that_is_a_word_is_a_name(names, text, expected):
+    assert _names(names, text) == expected

@@ -63,9 +63,10 @@ YEAR_SPAN = re.compile(r"(?<![\w/.-])(?P<y>1[5-9]\d\d|20\d\d)[/–-](?P<n>\d\d|1
 
 
 def year_span(m) -> bool:
-    """Consecutive years ("1974/75"), or a later year within a lifetime ("1999-2001")."""
+    """Consecutive years ("1974/75", "1999/00"), a later year of the same century in two digits ("1876-88"), or a
+    later year within a lifetime ("1999-2001")."""
     y, n = int(m.group("y")), int(m.group("n"))
-    return n == (y + 1) % 100 if len(m.group("n")) == 2 else y < n <= y + 100
+    return n == (y + 1) % 100 or y % 100 < n if len(m.group("n")) == 2 else y < n <= y + 100
 
 
 # times of day, labelled DATE (a time next to a date pins an event down further): 12:10, 10:30 pm, 7 a.m., noon

@@ -42,6 +42,9 @@ _KIN = frozenset("son daughter wife husband kid kids child children mother fathe
                  "aunt grandson granddaughter grandmother grandfather grandma grandpa nephew niece cousin friend boss "
                  "colleague neighbour neighbor partner fiancé fiancée girlfriend boyfriend parents".split())
 _CUE_KEYS = {tuple(c.split()) for c in _CUES}
+# cues of an addressee, after which a capitalized surname that is a frequent word is the name ("Delivery for Brown")
+_ADDRESSEE = {("delivery", "for"), ("parcel", "for"), ("package", "for"), ("attn",), ("attention",), ("c/o",),
+              ("dear",), ("payable", "to")}
 _CUE_WORDS = frozenset(c for c in _CUES if " " not in c)  # "happy birthday mom": a cue word is never the name
 _CUE_MAX = max(len(k) for k in _CUE_KEYS)
 # a dash set apart by a space, then one or two words and the end of the message: a sign-off
@@ -50,7 +53,8 @@ _SIGN_END = re.compile(r"(?:[ \t][^\W\d_][\w'’-]*)?[\s.!]*")
 
 
 def _cued(text, toks, lex):
-    """Indices of tokens right after a name cue that are not frequent English words (so "dear all" is not cued)."""
+    """Indices of tokens right after a name cue that are not frequent English words (so "dear all" is not cued),
+    or after an addressee's cue, listed surnames written as proper nouns ("Delivery for Brown at")."""
     words = [t[2] for t in toks]
     out = set()
     for i, (s, e, w) in enumerate(toks):  # a speaker at the start of a line of dialogue: 'Yakha: "Who are you?"'
@@ -61,20 +65,26 @@ def _cued(text, toks, lex):
     for i in range(1, len(toks)):
         s, e, w = toks[i]
         listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
-        if len(w) < 2 or lex.is_word(w) and not listed or w.split("'")[0] in lex.stop:  # "dear all", "hi i'm"
+        # after an addressee's cue, a listed surname that is a frequent word counts when casing marks it:
+        # "Delivery for Brown at" (not "Asked Flight attendant", "call Getting")
+        proper = w in lex.last and text[s].isupper() and text[s + 1:e].islower()
+        if len(w) < 2 or lex.is_word(w) and not (listed or proper) or w.split("'")[0] in lex.stop:  # "dear all"
             continue
         if w in _PERSON_VERBS or w in _CUE_WORDS:
             # "my kid said": the cue's person is the subject, the verb ("said", a listed name) is none; "happy
             # birthday mom": a cue word ("mom", a listed name) is none either
             continue
+        strong = listed or not lex.is_word(w)
         if _SIGN_DASH.fullmatch(text, toks[i - 1][1], toks[i][0]) and _SIGN_END.fullmatch(text, e):
-            out.add(i)  # a signature after a dash that ends the message: "talk soon - zerafet"
+            if strong:
+                out.add(i)  # a signature after a dash that ends the message: "talk soon - zerafet"
             continue
         if toks[i - 1][1] == toks[i][0] or text[toks[i - 1][1]:toks[i][0]].strip(" ,:\t\r\n-–—") != "":
             continue  # the cue and the name are separated by spaces, line breaks, a comma, colon or dash only
         for k in range(1, min(_CUE_MAX, i) + 1):
             if tuple(words[i - k:i]) in _CUE_KEYS and all(toks[j][1] + 1 == toks[j + 1][0] for j in range(i - k, i - 1)):
-                out.add(i)
+                if strong or tuple(words[i - k:i]) in _ADDRESSEE:
+                    out.add(i)
                 break
     return out
 

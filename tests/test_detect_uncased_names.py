@@ -68,3 +68,34 @@ def test_a_lone_particle_is_no_name_to_complete(policy):
 ])
 def test_a_name_does_not_reach_past_a_possessive_or_into_a_hashtag(policy, text, word):
     assert not any(word in v for v, label in _spans(policy, text) if label == "PERSON")
+
+
+@pytest.mark.parametrize("text,word", [
+    ("a film directed by sophia potter and starring potter", "potter"),      # a surname that is an English word
+    ("A FILM DIRECTED BY ERIN BOOTH AND STARRING BOOTH", "BOOTH"),
+    ("A film directed by Roderick Grant and starring Grant.", "Grant"),      # cased: written as a proper noun
+])
+def test_the_surname_of_a_full_name_is_a_name_where_the_text_repeats_it(policy, text, word):
+    i = text.rindex(word)
+    assert any(label == "PERSON" and s.start <= i < s.end for s in policy.detect(text)
+               for label in [s.label])
+
+
+def test_a_repeated_surname_in_lower_case_in_cased_text_stays_a_word(policy):
+    text = "A film directed by Roderick Grant, paid for by a grant from the city."
+    i = text.index("grant")
+    assert not any(s.start <= i < s.end for s in policy.detect(text))
+
+
+def test_a_lone_name_lends_no_word_to_its_repeats(policy):
+    # only the surname of a full name is repeated: a lone word may be a cue's guess ("tell ward")
+    text = "tell ward the news, the ward was full"
+    i = text.rindex("ward")
+    assert not any(s.start <= i < s.end and s.label == "PERSON" for s in policy.detect(text))
+
+
+def test_only_the_surname_after_a_distinctive_given_name_is_repeated(policy):
+    # "min delay" is read as a name (a weak given name and a census surname); "delay" is not repeated from it
+    text = "@united 3 hour 45 min delay so far..... would love to round to 4 hours. the delay is bad"
+    i = text.rindex("delay")
+    assert not any(s.start <= i < s.end for s in policy.detect(text))

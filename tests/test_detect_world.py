@@ -48,13 +48,16 @@ def test_a_national_number_may_hold_a_group_of_five_digits():
     ("van reg: zh-431 220, white", "zh-431 220"),
     ("the car LB-579 L was parked outside", "LB-579 L"),            # letters dashed to digits are no word ("lb")
     ("THE CAR LB-579 L WAS PARKED OUTSIDE", "LB-579 L"),            # nor is one letter other than "a" or "i"
+    ("the car pan671 was parked outside", "pan671"),                # up to 8 characters in one group
+    ("THE CAR 7ABC123 WAS TOWED", "7ABC123"),
 ])
 def test_a_registration_plate_after_its_vehicle_is_an_id(text, plate):
     assert plate in _found(text, "ID")
 
 
 @pytest.mark.parametrize("text", ["the car 2 days ago was fine", "my car in 2019 broke down",
-                                  "the car 2 a day", "THE VAN IN 2-3 DAYS"])
+                                  "the car 2 a day", "THE VAN IN 2-3 DAYS", "the car 10mins away",
+                                  "the car 2days ago"])
 def test_english_words_after_a_vehicle_are_no_plate(text):
     assert _found(text, "ID") == []
 

@@ -30,7 +30,7 @@ CODE_ID = re.compile(r"(?<![\w#-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])(
 # a registration plate after the vehicle it is on: "the car 3YBK 07", "reg: LU-250 769", "van vyw 63ey"
 PLATE = re.compile(r"\b(?:car|cars|vehicle|van|truck|lorry|motorbike|plate|plates|reg|registration|rego)\b\.?"
                    r"\s{0,3}(?:(?:no\.?|number|#)\s{0,3})?[:,]?\s{0,3}"
-                   r"(?P<value>(?=[A-Z0-9 -]{0,12}\d)(?=[A-Z0-9 -]{0,12}[A-Z])[A-Z0-9]{1,5}(?:[ -][A-Z0-9]{1,5}){0,2})"
+                   r"(?P<value>(?=[A-Z0-9 -]{0,14}\d)(?=[A-Z0-9 -]{0,14}[A-Z])[A-Z0-9]{1,8}(?:[ -][A-Z0-9]{1,5}){0,2})"
                    r"(?![\w-])", re.IGNORECASE)
 # the British forms: a number plate "FG75 VZU" (its last letters no English word: not "AB12 THE"), a national
 # insurance number "ZZ 97 53 80 T"
@@ -50,6 +50,16 @@ def digits(s: str) -> str:
 
 
 _UNITS = frozenset("plus metre metres meter meters km kg cm mm ml yr yrs hr hrs min mins sec secs mph kph".split())
+
+
+_TIME_UNITS = frozenset("day days week weeks month months year years hour hours minute minutes second seconds "
+                        "mo mos wk wks".split())
+
+
+def _amount(value: str) -> bool:
+    """A number run into a unit or a span of time: "10mins", "2days", no plate."""
+    m = re.fullmatch(r"\d+([^\W\d_]+)", value)
+    return m is not None and (m.group(1).casefold() in _UNITS or m.group(1).casefold() in _TIME_UNITS)
 
 
 def _measure(code: str) -> bool:
@@ -85,7 +95,7 @@ def find(text):
             words.pop()
         value = value[:groups[-1].end()] if groups else ""
         # letters and digits, and no English word inside: not "the car 2 days ago", "a car in 2019"
-        if re.search(r"\d", value) and re.search(r"[^\W\d_]", value) and not any(words):
+        if re.search(r"\d", value) and re.search(r"[^\W\d_]", value) and not any(words) and not _amount(value):
             yield m.start("value"), m.start("value") + len(value)
     for m in UK_PLATE.finditer(text):
         if not addresses.everyday(m.group("tail").casefold()):

@@ -143,8 +143,10 @@ def _yield_to_spacy(text, detections):
 
 def _repeat(text, detections, names):
     """A word found in a person's name is a name wherever else the text repeats it (``Khasbulat Shishani's
-    tales ... early Shishani``), in any casing; only words no English word list knows (listed names are found
-    everywhere already)."""
+    tales ... early Shishani``), in any casing, when no English word list knows it (listed names are found
+    everywhere already); so is the listed surname of a two- or three-word name that opens with a distinctive
+    given name, even an English word, where casing does not mark it as a word (``directed by sophia potter and
+    starring potter``; in cased text only ``Potter``)."""
     persons = [d for d in detections if d.label == "PERSON"]
     if not persons:
         return detections
@@ -155,9 +157,19 @@ def _repeat(text, detections, names):
     # four letters or more ("hrs" is an abbreviation), and no negation split from its apostrophe ("doesn t")
     seen = {w for w, ins in zip(words, inside)
             if ins and len(w) > 3 and not lex.is_word(w) and not (w.endswith("n") and w[:-1] in lex.stop)}
+    # the listed surname after a distinctive given name, an English word or not, where casing does not say it is a
+    # word: "directed by sophia potter and starring potter"
+    surnames = set()
+    for d in persons:
+        inner = [k for k, t in enumerate(toks) if d.start <= t[0] and t[1] <= d.end]
+        if len(inner) in (2, 3) and names._kind(text, toks[inner[0]]) == "first" \
+                and words[inner[-1]] in lex.last and len(words[inner[-1]]) > 3:
+            surnames.add(words[inner[-1]])
+    uncased = not has_ordinary_casing(text)
     out = list(detections)
     for t, w, ins in zip(toks, words, inside):
-        if not ins and w in seen and not account_word(text, t):
+        if not ins and (w in seen or w in surnames and (uncased or text[t[0]].isupper())) \
+                and not account_word(text, t):
             out.append(Detection(t[0], t[1], "PERSON", "gazetteer"))
     return out
 

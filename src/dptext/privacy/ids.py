@@ -50,8 +50,6 @@ def digits(s: str) -> str:
 
 
 _UNITS = frozenset("plus metre metres meter meters km kg cm mm ml yr yrs hr hrs min mins sec secs mph kph".split())
-
-
 _TIME_UNITS = frozenset("day days week weeks month months year years hour hours minute minutes second seconds "
                         "mo mos wk wks".split())
 

@@ -23,7 +23,7 @@ import re
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.medical import MedicalDetector  # noqa: F401 - re-exported
 from dptext.privacy.name_cues import _CUE_WORDS
-from dptext.privacy.name_words import CALENDAR, has_ordinary_casing, tokens
+from dptext.privacy.name_words import CALENDAR, adjacent, has_ordinary_casing, tokens
 from dptext.privacy.names import _PARTICLES, TITLES, NameDetector, account_word  # noqa: F401 - re-exported
 from dptext.privacy.recognizers import Detection
 
@@ -74,7 +74,7 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
       English word is not taken this way.
     """
     lex = names.lex
-    ordinary = None
+    ordinary = has_ordinary_casing(text)  # computed once: the person rules below all ask it
     out = []
     for d in detections:
         if d.detector == "spacy" and d.label in ("DATE", "TIME") and _DURATION.fullmatch(text[d.start:d.end]):
@@ -85,7 +85,6 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
                                   or _not_a_year(text, d)):
                 d = None  # "the next 10 hrs" leaves "10", "a 12 TO 18 MONTH freeze" leaves "12 TO 18"
         elif d.detector == "spacy" and d.label == "PERSON":
-            ordinary = has_ordinary_casing(text) if ordinary is None else ordinary
 
             def keep(w):  # a listed name that is a frequent word counts only when casing marks it ("Rose")
                 if w[:1] in "@#" or w.casefold() == "rt":
@@ -113,7 +112,7 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             d = _trim(text, d, keep)
         if d is not None:
             out.append(d)
-    return _yield_to_spacy(text, _repeat(text, _widen(text, out, names), names))
+    return _yield_to_spacy(text, _repeat(text, _widen(text, out, names, ordinary), names, ordinary), ordinary)
 
 
 # spaCy's labels of proper names that are no person's: where one holds a name-list PERSON, it is the better reading
@@ -124,13 +123,13 @@ _NOT_PERSONS = frozenset("NORP FAC ORG GPE LOC PRODUCT EVENT WORK_OF_ART LAW LAN
 _PLACES = frozenset("NORP FAC GPE LOC".split())
 
 
-def _yield_to_spacy(text, detections):
+def _yield_to_spacy(text, detections, ordinary):
     """A name-list ``PERSON`` that lies inside a spaCy entity of another proper-name label (``India's``, a listed
     given name, in a ``GPE``) gives way to it: in cased text to any such label, in lower- or upper-case text to a
     place or group (``tora bora area``, ``sydney heads``), the labels spaCy still reads well from the recased
     copy there. The characters stay covered: a spaCy entity is among the detections only when the policy protects
     its label."""
-    labels = _NOT_PERSONS if has_ordinary_casing(text) else _PLACES
+    labels = _NOT_PERSONS if ordinary else _PLACES
     others = [d for d in detections if d.detector == "spacy" and d.label in labels]
     if not others:
         return detections
@@ -141,7 +140,7 @@ def _yield_to_spacy(text, detections):
     return [d for d in detections if not (d.label == "PERSON" and d.detector != "spacy" and inside(d))]
 
 
-def _repeat(text, detections, names):
+def _repeat(text, detections, names, ordinary):
     """A word found in a person's name is a name wherever else the text repeats it (``Khasbulat Shishani's
     tales ... early Shishani``), in any casing, when no English word list knows it (listed names are found
     everywhere already); so is the listed surname of a two- or three-word name that opens with a distinctive
@@ -165,10 +164,9 @@ def _repeat(text, detections, names):
         if len(inner) in (2, 3) and names._kind(text, toks[inner[0]]) == "first" \
                 and words[inner[-1]] in lex.last and len(words[inner[-1]]) > 3:
             surnames.add(words[inner[-1]])
-    uncased = not has_ordinary_casing(text)
     out = list(detections)
     for t, w, ins in zip(toks, words, inside):
-        if not ins and (w in seen or w in surnames and (uncased or text[t[0]].isupper())) \
+        if not ins and (w in seen or w in surnames and (not ordinary or text[t[0]].isupper())) \
                 and not account_word(text, t):
             out.append(Detection(t[0], t[1], "PERSON", "gazetteer"))
     return out
@@ -182,13 +180,13 @@ def _lone_name(text, toks, d, by_start, names):
         return False
     if toks[i][2] in _PARTICLES:
         return toks[i][1] < d.end  # the particle and its surname
-    nxt = i + 1 < len(toks) and text[toks[i][1]:toks[i + 1][0]] == " " and names._kind(text, toks[i + 1]) in (
+    nxt = i + 1 < len(toks) and adjacent(text, toks[i], toks[i + 1]) and names._kind(text, toks[i + 1]) in (
         "first", "last", "initial", "unknown")  # the name goes on: "general joseph e."
     return toks[i][1] >= d.end - 2 * text.endswith("'s", 0, d.end) and not nxt \
         and names._kind(text, toks[i]) in ("first", "last")
 
 
-def _widen(text, detections, names):
+def _widen(text, detections, names, ordinary):
     persons = [d for d in detections if d.label == "PERSON"]
     if not persons:
         return detections
@@ -196,7 +194,6 @@ def _widen(text, detections, names):
     by_end = {t[1]: i for i, t in enumerate(toks)}
     by_start = {t[0]: i for i, t in enumerate(toks)}
     out = [d for d in detections if d.label != "PERSON"]
-    uncased = not has_ordinary_casing(text)
     for d in persons:
         s, e = d.start, d.end
         for step in range(2):
@@ -205,7 +202,7 @@ def _widen(text, detections, names):
             # a given name that is also an English word completes a lone given name or surname right after it
             # where casing says nothing: "drew graham", "GUY GILLES", "mads van henegouwen" (not a full name:
             # "said lambert mende", "general joseph e.")
-            paired = step == 0 and kind == "first-common" and uncased and toks[i][2] not in _CUE_WORDS \
+            paired = step == 0 and kind == "first-common" and not ordinary and toks[i][2] not in _CUE_WORDS \
                 and _lone_name(text, toks, d, by_start, names)  # a cue is never the name: "tell maria"
             if i is None or text[s - 1] != " " or (kind or "-common").endswith("-common") and not paired \
                     or account_word(text, toks[i]) or toks[i][2] in TITLES:  # no handle, hashtag, e-mail local

@@ -103,6 +103,24 @@ def test_neighbour_table_is_sorted_exact_and_mapped(name):
     np.testing.assert_array_equal(s.pair_distances(rows, cols), tab.dist[rows, 5])
 
 
+def test_exact_distances_to_chosen_columns_are_the_pairwise_distances():
+    """``cols`` (SANTEXT's V_s) gives the same values as the paired definition, in the columns' order,
+    with exactly 0 wherever a row's own unit is among the columns (float64 rounding leaves about
+    half of the computed self-distances above 0, so 40 rows all meet their own unit)."""
+    s = get_space("glove-50d")
+    rng = np.random.default_rng(3)
+    rows = rng.choice(s.size, 40, replace=False)
+    cols = np.concatenate([rng.choice(s.size, 50, replace=False), rows[::-1]])  # unsorted, own units last
+    d = s.exact_distances(rows, cols=cols)
+    assert d.shape == (40, 90) and d.dtype == np.float32
+    want = s.pair_distances(np.repeat(rows, len(cols)), np.tile(cols, len(rows))).reshape(40, 90)
+    np.testing.assert_allclose(d, want, rtol=1e-6)
+    own = np.arange(40), 89 - np.arange(40)
+    assert (d[own] == 0.0).all()
+    d[own] = 1.0
+    assert (d > 0).all()
+
+
 @pytest.mark.parametrize("name", ["glove-50d", "cl100k-11k", "minilm-wordpiece"])
 def test_lookup_many_agrees_with_a_dictionary_of_the_vocabulary(name):
     s = get_space(name)

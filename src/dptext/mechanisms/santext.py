@@ -70,7 +70,7 @@ class SanText(TableDraws, Mechanism):
 
     def _probs(self, ids: np.ndarray) -> np.ndarray:
         """``Pr(y|x)`` over ``V_s`` for each ``x`` in ``ids`` (float64, rows sum to 1)."""
-        d = self.space.exact_distances(ids)[:, self.v_s].astype(np.float64)
+        d = self.space.exact_distances(ids, cols=self.v_s).astype(np.float64)
         d -= d.min(axis=1, keepdims=True)
         with np.errstate(over="ignore", invalid="ignore"):
             logit = np.where(d > 0, -0.5 * self.epsilon * d, 0.0)

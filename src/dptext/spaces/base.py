@@ -201,8 +201,9 @@ class EmbeddingSpace(ABC):
         e = self.embeddings
         return np.einsum("ij,ij->i", e, e, dtype=np.float64)
 
-    def exact_distances(self, rows) -> np.ndarray:
-        """``d(rows[i], t)`` for every ``t`` in V: float64 GEMM rounded to float32; ``d(x, x) = 0``.
+    def exact_distances(self, rows, cols=None) -> np.ndarray:
+        """``d(rows[i], t)`` for every ``t`` in V (or in ``cols``, in that order): float64 GEMM rounded
+        to float32; ``d(x, x) = 0``. Passing ``cols`` costs a product with those columns only, not V.
 
         The definition used by the neighbour tables, the samplers that use them and their
         exact rows: ``d = f32(sqrt(max(‖x‖² + ‖t‖² − 2·x·t, 0)))`` with every term in float64
@@ -212,13 +213,21 @@ class EmbeddingSpace(ABC):
         """
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         e = self.embeddings
-        d2 = e[rows].astype(np.float64) @ e.T.astype(np.float64)
+        if cols is None:
+            t_vecs, t_sq = e, self.sq_norms64
+        else:
+            cols = np.asarray(cols, dtype=np.int64)
+            t_vecs, t_sq = e[cols], self.sq_norms64[cols]
+        d2 = e[rows].astype(np.float64) @ t_vecs.T.astype(np.float64)
         d2 *= -2.0
         d2 += self.sq_norms64[rows][:, None]
-        d2 += self.sq_norms64[None, :]
+        d2 += t_sq[None, :]
         np.maximum(d2, 0.0, out=d2)
         d = np.sqrt(d2).astype(np.float32)
-        d[np.arange(len(rows)), rows] = 0.0
+        if cols is None:
+            d[np.arange(len(rows)), rows] = 0.0
+        else:  # the diagonal, wherever a row's own unit is among the columns
+            d[rows[:, None] == cols[None, :]] = 0.0
         return d
 
     def pair_distances(self, x, t) -> np.ndarray:

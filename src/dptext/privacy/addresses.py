@@ -72,7 +72,10 @@ def stop_word(word: str) -> bool:
 def _english(m):
     """A continental street match made of frequent English words only: "spring 1959", "bring 2" (the German
     street endings "-ring", "-weg" end English words too)."""
-    return all(everyday(w) for w in _letters(m.group(0)))
+    return all(everyday(w) for w in _letters(m.group(0))) and not _C_SLASH.match(m.group(0))
+
+
+_C_SLASH = re.compile(r"c/", re.IGNORECASE)  # Spanish "C/" (calle) is no English word: "C/ Eras 47"
 
 
 def _weak_pair(text, found):
@@ -274,4 +277,22 @@ def find(text: str):
         lead = _UNIT_LEAD.search(text, max(0, s - 20), s) or _NUMBER_LEAD.search(text, max(0, s - 8), s)
         s = lead.start() if lead else s
         unit = _UNIT_LEAD.search(text, max(0, s - 20), s) if lead else None  # "Level 9 2 Sanders Tollway"
-        yield (unit.start() if unit else s), _forward(text, e, stop)
+        yield (unit.start() if unit else s), _town_after_code(text, _forward(text, e, stop), stop)
+
+
+_WORD_AFTER = re.compile(r"[ \t]{1,3}([^\W\d_][\w'’-]*)")
+
+
+def _town_after_code(text: str, end: int, stop: frozenset) -> int:
+    """``end`` moved over the town written after a UK postcode without a comma (``XQ0Y 5JX Brading``,
+    ``os8j 6wb bridgnorth``): up to three words that are neither stop words nor frequent English words."""
+    code = UK_POSTCODE.search(text, max(0, end - 9), end)
+    if code is None or code.end() != end:
+        return end
+    common = _common_words()
+    for _ in range(3):
+        m = _WORD_AFTER.match(text, end)
+        if not m or (low := m.group(1).casefold()) in stop or common(low):
+            break
+        end = m.end()
+    return end

@@ -23,7 +23,7 @@ import re
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.medical import MedicalDetector  # noqa: F401 - re-exported
 from dptext.privacy.name_cues import _CUE_WORDS
-from dptext.privacy.name_words import CALENDAR, adjacent, has_ordinary_casing, tokens
+from dptext.privacy.name_words import CALENDAR, adjacent, chat_form, has_ordinary_casing, proper_mid, tokens
 from dptext.privacy.names import _PARTICLES, TITLES, NameDetector, account_word  # noqa: F401 - re-exported
 from dptext.privacy.recognizers import Detection
 
@@ -94,6 +94,8 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
                 f = w.casefold().replace("’", "'").strip(".'-")
                 f = f[:-2] if f.endswith("'s") else f
                 listed = f in lex.first or f in lex.last
+                if chat_form("", (0, 0, f), lex):
+                    return False  # a chat form: "feelin", "shouldnt", "nfl"
                 if not any(c.isalnum() for c in f) or f in lex.places and not listed:
                     # a sign ("&", "-") names no one, nor a place no name list holds ("Perth": the places detector
                     # takes it); a number stays (a house number spaCy took in)
@@ -112,7 +114,43 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             d = _trim(text, d, keep)
         if d is not None:
             out.append(d)
-    return _yield_to_spacy(text, _repeat(text, _widen(text, out, names, ordinary), names, ordinary), ordinary)
+    out = _yield_to_spacy(text, _repeat(text, _widen(text, out, names, ordinary), names, ordinary), ordinary)
+    return _bridge(text, out)
+
+
+# a particle inside a name between two found parts of it ("XAVI DIE BONT", "LYA DO ROSÁRIO", "Phileine 's
+# Gravensande"), or written in lower case right before one ("ten Poolhuis", "van Gogh")
+_BRIDGE = re.compile(r"[ \t]{1,2}(" + "|".join(sorted((_PARTICLES - {"d'", "l'", "'t"}) | {"do", "das", "die", "y", "e",
+                     "al", "el"})) + r"|['’][st])[ \t]{1,2}", re.IGNORECASE)
+_LEADING = re.compile(r"(?<![\w'’-])(?:" + "|".join(sorted(_PARTICLES - {"d'", "l'", "'t"})) + r")[ \t]")
+
+
+def _bridge(text, detections):
+    """A particle between a ``PERSON`` span and another span of a proper name (a person, place, group or
+    organisation: spaCy may read one part of a foreign name as either) joins them as part of the name; so does a
+    lower-case particle right before a ``PERSON`` span."""
+    persons = [d for d in detections if d.label == "PERSON"]
+    if not persons:
+        return detections
+    names = [d for d in detections if d.label == "PERSON" or d.label in _NOT_PERSONS]
+    starts = {}
+    for d in names:
+        starts.setdefault(d.start, []).append(d)
+    out = list(detections)
+    for d in names:
+        m = _BRIDGE.match(text, d.end)
+        if m is None:
+            continue
+        for o in starts.get(m.end(), ()):
+            if "PERSON" in (d.label, o.label):  # the spaces go to the person's side, so its span reads on
+                out.append(Detection(d.end if d.label == "PERSON" else m.start(1),
+                                     o.start if o.label == "PERSON" else m.end(1), "PERSON", "gazetteer"))
+                break
+    for d in persons:
+        b = text.rfind(" ", 0, max(d.start - 1, 0)) + 1
+        if _LEADING.fullmatch(text, b, d.start):
+            out.append(Detection(b, d.start, "PERSON", "gazetteer"))
+    return out
 
 
 # spaCy's labels of proper names that are no person's: where one holds a name-list PERSON, it is the better reading
@@ -194,6 +232,7 @@ def _widen(text, detections, names, ordinary):
     by_end = {t[1]: i for i, t in enumerate(toks)}
     by_start = {t[0]: i for i, t in enumerate(toks)}
     out = [d for d in detections if d.label != "PERSON"]
+    others = [o for o in out if o.detector == "spacy" and o.label in _NOT_PERSONS]
     for d in persons:
         s, e = d.start, d.end
         for step in range(2):
@@ -202,7 +241,14 @@ def _widen(text, detections, names, ordinary):
             # a given name that is also an English word completes a lone given name or surname right after it
             # where casing says nothing: "drew graham", "GUY GILLES", "mads van henegouwen" (not a full name:
             # "said lambert mende", "general joseph e.")
-            paired = step == 0 and kind == "first-common" and not ordinary and toks[i][2] not in _CUE_WORDS \
+            # in cased text, a word written as a proper noun inside a sentence does the same, listed or not:
+            # "including Even Olsen" (not a sentence's first word, a month, a title or a cue; nor before a month
+            # that is also a given name: "Press Conference January 30")
+            proper = step == 0 and ordinary and i is not None and kind in (None, "first-common", "last-common") \
+                and proper_mid(text, toks[i]) and text[d.start:d.end].casefold() not in CALENDAR \
+                and not any(o.start < d.end and toks[i][0] < o.end for o in others)  # "British India": a place's
+            paired = step == 0 and (kind == "first-common" and not ordinary or proper) \
+                and toks[i][2] not in _CUE_WORDS \
                 and _lone_name(text, toks, d, by_start, names)  # a cue is never the name: "tell maria"
             if i is None or text[s - 1] != " " or (kind or "-common").endswith("-common") and not paired \
                     or account_word(text, toks[i]) or toks[i][2] in TITLES:  # no handle, hashtag, e-mail local

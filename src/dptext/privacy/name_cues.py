@@ -45,6 +45,10 @@ _CUE_KEYS = {tuple(c.split()) for c in _CUES}
 # cues of an addressee, after which a capitalized surname that is a frequent word is the name ("Delivery for Brown")
 _ADDRESSEE = {("delivery", "for"), ("parcel", "for"), ("package", "for"), ("attn",), ("attention",), ("c/o",),
               ("dear",), ("payable", "to")}
+_NO_ADDRESSEE = frozenset("sir sirs madam madame all team customer customers client clients friend friends colleague "
+                          "colleagues member members user users guest guests parent parents resident residents patient "
+                          "patients valued hiring manager applicant candidate reader readers editor editors "
+                          "colleagues everyone everybody folks occupant owner neighbour neighbor".split())
 _CUE_WORDS = frozenset(c for c in _CUES if " " not in c)  # "happy birthday mom": a cue word is never the name
 _CUE_MAX = max(len(k) for k in _CUE_KEYS)
 # a dash set apart by a space, then one or two words and the end of the message: a sign-off
@@ -65,9 +69,10 @@ def _cued(text, toks, lex):
     for i in range(1, len(toks)):
         s, e, w = toks[i]
         listed = w in lex.first and w not in lex.stop or w in lex.last and not lex.common(w)  # "my kid fred"
-        # after an addressee's cue, a listed surname that is a frequent word counts when casing marks it:
-        # "Delivery for Brown at" (not "Asked Flight attendant", "call Getting")
-        proper = w in lex.last and text[s].isupper() and text[s + 1:e].islower()
+        # after an addressee's cue, a word written as a proper noun is the name, listed or not, a frequent word or
+        # not: "Delivery for Brown at", "Attn: Seven" (not after other cues: "Asked Flight attendant", "call
+        # Getting"); a salutation to no one in particular is not ("Dear Sir", "Dear Customer")
+        proper = text[s].isupper() and text[s + 1:e].islower() and w not in _NO_ADDRESSEE
         if len(w) < 2 or lex.is_word(w) and not (listed or proper) or w.split("'")[0] in lex.stop:  # "dear all"
             continue
         if w in _PERSON_VERBS or w in _CUE_WORDS:

@@ -139,6 +139,18 @@ def has_ordinary_casing(text: str) -> bool:
     return sum(1 for s, e, _ in toks if text[s].isupper() and not text[s:e].isupper()) > 0.1 * len(toks)
 
 
+_NO_VOWEL = re.compile(r"[b-df-hj-np-tv-xz]{3,}")  # "nfl", "cnet" has one; a name of three letters or more has
+
+
+def chat_form(text, tok, lex):
+    """A word as chat writes it, no name: glued to a digit before it (``#3dprinted``), a negation without its
+    apostrophe (``shouldnt``, ``didnt``), a dropped g (``feelin``: ``feeling`` is a frequent word), or three letters
+    or more and no vowel (``nfl``, ``lmk``)."""
+    s, _, w = tok
+    return (s > 0 and text[s - 1].isdigit() or w.endswith("nt") and w[:-2] in lex.stop
+            or w.endswith("in") and len(w) > 4 and lex.common(w + "g") or _NO_VOWEL.fullmatch(w) is not None)
+
+
 def no_name_word(w, lex):
     """A stop word, a contraction, a greeting or a word of under three letters: never half of a name."""
     return w in lex.stop or "'" in w or w in GREETINGS or len(w) < 3

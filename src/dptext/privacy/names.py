@@ -65,8 +65,8 @@ from dptext.privacy.name_cues import _CUE_WORDS, _ROLES, _cued, _strengthen, tag
 from dptext.privacy.name_vectors import THRESHOLD, name_like, score, table
 from dptext.privacy.name_runs import accept, lone_proper, run_ends, seldom, untitled_keep
 from dptext.privacy.name_words import (  # noqa: F401 - tokens is re-exported
-    CALENDAR, GREETINGS, OPENERS, SURNAME_SHAPE, adjacent, compound, derived, has_ordinary_casing, no_name_word, opens,
-    person_hashtag, proper_mid, title_case, tokens)
+    CALENDAR, GREETINGS, OPENERS, SURNAME_SHAPE, adjacent, chat_form, compound, derived, has_ordinary_casing,
+    no_name_word, opens, person_hashtag, proper_mid, title_case, tokens)
 from dptext.privacy.recognizers import Detection
 from dptext.privacy.scripts import foreign_words
 
@@ -142,7 +142,7 @@ class NameDetector:
         stem, _, clitic = w.partition("'")
         if clitic in ("s", "m", "t", "re", "ve", "ll", "d") and (stem in lex.stop or lex.is_word(stem)):
             return None  # a contraction or possessive of a word: "it's", "can't", "i'm"
-        if not lex.is_word(w) and not derived(w, lex) and not compound(w, lex):
+        if not lex.is_word(w) and not derived(w, lex) and not compound(w, lex) and not chat_form(text, tok, lex):
             if shaped:
                 return "last"
             # a place no name list holds is no unknown name word: "Perth", "Andorra's"

@@ -35,3 +35,22 @@ def test_a_chat_form_is_no_name(policy, text):
 ])
 def test_listed_names_of_the_same_shapes_stay_names(policy, text, name):
     assert any(name in p for p in _persons(policy, text))
+
+
+@pytest.mark.parametrize("text,name", [
+    ("The report by Smrk was late.", "Smrk"),   # unlisted Czech surnames, alone
+    ("I called Chrt yesterday.", "Chrt"),
+])
+def test_an_unlisted_surname_without_a_vowel_written_as_a_proper_noun_stays_a_name(policy, text, name):
+    assert any(name in p for p in _persons(policy, text))
+
+
+def test_spacy_person_spans_lose_chat_forms_but_keep_listed_names_of_that_shape():
+    from dptext.privacy.lexical import NameDetector, refine
+    from dptext.privacy.recognizers import Detection
+
+    names = NameDetector()
+    text = "then darin and feelin came"
+    found = refine(text, [Detection(5, 10, "PERSON", "spacy"), Detection(15, 21, "PERSON", "spacy")], names)
+    kept = {text[d.start:d.end] for d in found if d.label == "PERSON" and d.detector == "spacy"}
+    assert "darin" in kept and "feelin" not in kept   # "daring" and "feeling" are both frequent words

@@ -48,7 +48,7 @@ _ADDRESSEE = {("delivery", "for"), ("parcel", "for"), ("package", "for"), ("attn
 _NO_ADDRESSEE = frozenset("sir sirs madam madame all team customer customers client clients friend friends colleague "
                           "colleagues member members user users guest guests parent parents resident residents patient "
                           "patients valued hiring manager applicant candidate reader readers editor editors "
-                          "colleagues everyone everybody folks occupant owner neighbour neighbor".split())
+                          "everyone everybody folks occupant owner neighbour neighbor".split())
 _CUE_WORDS = frozenset(c for c in _CUES if " " not in c)  # "happy birthday mom": a cue word is never the name
 _CUE_MAX = max(len(k) for k in _CUE_KEYS)
 # a dash set apart by a space, then one or two words and the end of the message: a sign-off

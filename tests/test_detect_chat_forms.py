@@ -1,5 +1,5 @@
-"""Words as chat writes them are no names: a negation without its apostrophe, a dropped g, letters without a
-vowel, letters glued to a digit before them. Listed names of the same shapes stay names."""
+"""Words as chat writes them are no names: a negation without its apostrophe, letters without a vowel, letters
+glued to a digit before them. Names of the same shapes stay names."""
 
 import pytest
 
@@ -18,8 +18,6 @@ def _persons(policy, text):
 @pytest.mark.parametrize("text", [
     "to better service a 16 yr old shouldnt have a hard time",
     "TO BETTER SERVICE A 16 YR OLD SHOULDNT HAVE A HARD TIME",
-    "just took that d and now im feelin better already!",
-    "JUST TOOK THAT D AND NOW IM FEELIN BETTER ALREADY!",
     "iot footballs, the league claims nfl never saw the footage",
     "@cbsthismorning #3dprinted shoes are here",
 ])
@@ -28,7 +26,8 @@ def test_a_chat_form_is_no_name(policy, text):
 
 
 @pytest.mark.parametrize("text,name", [
-    ("dustin and kevin came late", "dustin"),   # "dusting" is a word, but dustin is a listed name
+    ("dustin and kevin came late", "dustin"),   # "dusting" is a frequent word, and so is "braving": a dropped g
+    ('"imagine it" - @TroyAikman Bravin on #DeflateGate', "Bravin"),  # is no chat form
     ("I met Dustin yesterday", "Dustin"),
     ("Ng Wei Ming arrived", "Ng Wei Ming"),       # two letters and no vowel: a name
     ("we asked kowalczyk about it", "kowalczyk"),
@@ -50,7 +49,8 @@ def test_spacy_person_spans_lose_chat_forms_but_keep_listed_names_of_that_shape(
     from dptext.privacy.recognizers import Detection
 
     names = NameDetector()
-    text = "then darin and feelin came"
-    found = refine(text, [Detection(5, 10, "PERSON", "spacy"), Detection(15, 21, "PERSON", "spacy")], names)
+    text = "then vlk and sbt came"  # "vlk" is a listed name; "sbt" is not, and neither has a vowel
+    assert "vlk" in names.lex.last | names.lex.first and "sbt" not in names.lex.last | names.lex.first
+    found = refine(text, [Detection(5, 8, "PERSON", "spacy"), Detection(13, 16, "PERSON", "spacy")], names)
     kept = {text[d.start:d.end] for d in found if d.label == "PERSON" and d.detector == "spacy"}
-    assert "darin" in kept and "feelin" not in kept   # "daring" and "feeling" are both frequent words
+    assert "vlk" in kept and "sbt" not in kept

@@ -36,6 +36,14 @@ def test_listed_names_of_the_same_shapes_stay_names(policy, text, name):
     assert any(name in p for p in _persons(policy, text))
 
 
+def test_an_abbreviation_without_a_vowel_stays_in_its_address(policy):
+    text = "ask the driver to stop at the corner of bem rkp. 97. st. and bem rkp. 97. st."
+    cov = bytearray(len(text))
+    for s in policy.detect(text):
+        cov[s.start:s.end] = b"\1" * (s.end - s.start)
+    assert all(cov[i] for i in range(text.index("bem"), text.index("rkp") + 3) if not text[i].isspace())
+
+
 @pytest.mark.parametrize("text,name", [
     ("The report by Smrk was late.", "Smrk"),   # unlisted Czech surnames, alone
     ("I called Chrt yesterday.", "Chrt"),

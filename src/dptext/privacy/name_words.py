@@ -145,11 +145,11 @@ _NO_VOWEL = re.compile(r"[b-df-hj-np-tv-xz]{3,}")  # "nfl", "cnet" has one; a na
 def chat_form(text, tok, lex):
     """A word as chat writes it, no name: glued to a digit before it (``#3dprinted``), a negation without its
     apostrophe (``shouldnt``, ``didnt``), or three letters or more and no vowel, unless written as a proper noun
-    (``nfl``, ``LMK``; not the Czech surname ``Smrk``). A dropped g is not one: ``feelin`` reads like the names
-    ``Bravin`` and ``vestin``."""
+    or an abbreviation with its dot (``nfl``, ``LMK``; not the Czech surname ``Smrk``, nor ``bem rkp. 97``). A
+    dropped g is not one: ``feelin`` reads like the names ``Bravin`` and ``vestin``."""
     s, e, w = tok
     return (s > 0 and text[s - 1].isdigit() or w.endswith("nt") and w[:-2] in lex.stop
-            or _NO_VOWEL.fullmatch(w) is not None and not title_case(text, tok))
+            or _NO_VOWEL.fullmatch(w) is not None and not title_case(text, tok) and text[e:e + 1] != ".")
 
 
 def no_name_word(w, lex):

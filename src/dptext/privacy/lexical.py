@@ -95,7 +95,7 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
                 f = f[:-2] if f.endswith("'s") else f
                 listed = f in lex.first or f in lex.last
                 if not listed and chat_form(w, (0, len(w), f), lex):
-                    return False  # a chat form: "shouldnt", "nfl"
+                    return False  # a chat form: "shouldnt"
                 if not any(c.isalnum() for c in f) or f in lex.places and not listed:
                     # a sign ("&", "-") names no one, nor a place no name list holds ("Perth": the places detector
                     # takes it); a number stays (a house number spaCy took in)

@@ -139,17 +139,15 @@ def has_ordinary_casing(text: str) -> bool:
     return sum(1 for s, e, _ in toks if text[s].isupper() and not text[s:e].isupper()) > 0.1 * len(toks)
 
 
-_NO_VOWEL = re.compile(r"[b-df-hj-np-tv-xz]{3,}")  # "nfl", "cnet" has one; a name of three letters or more has
-
-
 def chat_form(text, tok, lex):
-    """A word as chat writes it, no name: glued to a digit before it (``#3dprinted``), a negation without its
-    apostrophe (``shouldnt``, ``didnt``), or three letters or more and no vowel, unless written as a proper noun
-    or an abbreviation with its dot (``nfl``, ``LMK``; not the Czech surname ``Smrk``, nor ``bem rkp. 97``). A
-    dropped g is not one: ``feelin`` reads like the names ``Bravin`` and ``vestin``."""
+    """A word as chat writes it, no name: four letters or more glued to a digit before it (``#3dprinted``; not a
+    postcode's letters, ``4yx``), or a negation without its apostrophe (``shouldnt``, ``didnt``).
+
+    Not a word without a vowel (``nfl``): a name beside one (``WESTERMARCK HRS``) was found as a run of two
+    name-like words and would go out alone in clear; nor a dropped g (``feelin``), which reads like the names
+    ``Bravin`` and ``vestin``."""
     s, e, w = tok
-    return (s > 0 and text[s - 1].isdigit() or w.endswith("nt") and w[:-2] in lex.stop
-            or _NO_VOWEL.fullmatch(w) is not None and not title_case(text, tok) and text[e:e + 1] != ".")
+    return s > 0 and text[s - 1].isdigit() and e - s > 3 or w.endswith("nt") and w[:-2] in lex.stop
 
 
 def no_name_word(w, lex):

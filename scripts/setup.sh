@@ -54,6 +54,6 @@ fi
 # Bytecode for every installed module and for dptext's own, now: uv writes none, and where
 # PYTHONDONTWRITEBYTECODE is set (CI images often set it) no import writes it later either, so each process
 # would compile torch's and transformers' sources again (~5 s a `dptext infer`, 0.3 s a `dptext perturb`).
-# Up-to-date files are skipped, so a second run is quick. A file that does not compile (a package's Python 2
-# example, say) is no reason to stop: its import would fail anyway.
+# Up-to-date files are skipped (a second run takes seconds). A file that does not compile here (torch ships
+# one written for Python 3.12) is no reason to stop: this Python could not import it anyway.
 "$VPY" -m compileall -q -q -j 0 src "$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true

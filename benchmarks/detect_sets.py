@@ -122,21 +122,30 @@ def template_set(n: int, part: str = "dev"):
     return out
 
 
-def real_set(n: int, part: str = "dev"):
-    from mimesis import Address, Datetime, Person
-    from mimesis.locales import Locale
+SPLIT_SEED = 12  # every part splits the corpus sentences alike: dev draws from one half, the held parts the other
 
+
+def sentence_half(part: str, rnd: random.Random) -> list[str]:
+    """The tweets, wiki and news sentences of 8 to 40 words, shuffled by ``rnd`` (seeded with :data:`SPLIT_SEED`):
+    the first half for ``dev``, the second, which no ``dev`` draw reaches, for the held parts."""
     from dptext.data import get_dataset
 
-    seed = 10 + _SEEDS[part]
-    rnd = random.Random(12)  # every part splits the sentences alike: dev draws from one half, the held parts the other
     sents = []
     for name in ("tweets", "wiki", "news"):
         for doc in get_dataset(name).corpus():
             sents.extend(s.strip() for s in re.split(r"(?<=[.!?])\s+", doc) if 8 <= len(s.split()) <= 40)
     rnd.shuffle(sents)
-    sents = sents[: len(sents) // 2] if part == "dev" else sents[len(sents) // 2:]
-    if seed != 12:  # fresh draws from the same half (dev: its own half)
+    return sents[: len(sents) // 2] if part == "dev" else sents[len(sents) // 2:]
+
+
+def real_set(n: int, part: str = "dev"):
+    from mimesis import Address, Datetime, Person
+    from mimesis.locales import Locale
+
+    seed = 10 + _SEEDS[part]
+    rnd = random.Random(SPLIT_SEED)
+    sents = sentence_half(part, rnd)
+    if seed != SPLIT_SEED:  # fresh draws from the same half (dev: its own half)
         rnd = random.Random(seed)
         rnd.shuffle(sents)
     gens = {}

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -115,15 +114,10 @@ def _single(span) -> bool:
 
 def silver(pol, n: int):
     """(text, span, is_name, sentence number) for one-detector PERSON spans in lower/upper copies of ``n`` sentences."""
-    from dptext.data import get_dataset
+    from detect_sets import SPLIT_SEED, sentence_half
 
-    sents = []
-    for name in ("tweets", "wiki", "news"):
-        for doc in get_dataset(name).corpus():
-            sents.extend(s.strip() for s in re.split(r"(?<=[.!?])\s+", doc) if 8 <= len(s.split()) <= 40)
-    random.Random(12).shuffle(sents)  # as detect_sets.real_set: the first half is the one no held part uses
     out = []
-    for k, s in enumerate(sents[: len(sents) // 2][:n]):
+    for k, s in enumerate(sentence_half("dev", random.Random(SPLIT_SEED))[:n]):
         persons = [(e.start_char, e.end_char) for e in pol.spacy.nlp(s).ents if e.label_ == "PERSON"]
         for t in (s.lower(), s.upper()):
             if len(t) == len(s):

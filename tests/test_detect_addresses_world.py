@@ -84,6 +84,9 @@ def _found(text, label):
      "12B Molave Towers, 88 Sampaguita Street, Marikina, 1800 Metro Manila"),
     # Indonesia: the street type written out before "No."
     ("kirim ke Jalan Diponegoro No. 45, Bandung 40115 besok", "Jalan Diponegoro No. 45, Bandung 40115"),
+    # Germany: a street named by a preposition and an article, with and without a postcode after it
+    ("we live at An den Eichen 206, 92273 Haldensleben now", "An den Eichen 206, 92273 Haldensleben"),
+    ("the shop is on Unter den Birken 13", "Unter den Birken 13"),
 ])
 def test_addresses_of_more_countries_in_every_casing(text, address, casing):
     assert _clear(casing(text), casing(address)) == ""
@@ -95,6 +98,7 @@ def test_addresses_of_more_countries_in_every_casing(text, address, casing):
     ("the desk is +(371) 26123457 now", "+(371) 26123457"),               # the plus before the bracket
     ("hívjon: 06-1/234 5678 este", "06-1/234 5678"),                      # Hungary: trunk, area code, slash
     ("231 4567890 is the desk", "231 4567890"),                           # a 3-digit area code, then 7 digits
+    ("waited +39 031 04309719 200 minutes", "+39 031 04309719"),          # a count right after the number
 ])
 def test_phone_layouts_in_every_casing(text, phone, casing):
     assert casing(phone) in _found(casing(text), "PHONE")

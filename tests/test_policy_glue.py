@@ -114,8 +114,11 @@ def test_commas_between_other_pieces_stay_public(text, parts):
     ("a bakery in Uummannaq 3961 in its mission", [("Uummannaq", "PERSON")], "Uummannaq 3961"),  # read as a name
     ("IN MARKE 8510 IN ITS", [("MARKE", "GPE")], "MARKE 8510"),
     ("ship to Tjaereborg 6731.", [("Tjaereborg", "ORG")], "Tjaereborg 6731"),
+    # a house number that ends the clause after a street read as a name, after "on", "at", "to"
+    ("The bus station is on Kuuse 23", [("Kuuse", "PERSON")], "Kuuse 23"),
+    ("meet me at Rosenlund 4b, then", [("Rosenlund", "GPE")], "Rosenlund 4b"),
 ])
-def test_a_postcode_after_its_town_joins_it(text, parts, covered):
+def test_a_postcode_or_house_number_after_its_place_joins_it(text, parts, covered):
     assert covered in [t for t, _ in _spans(text, _det(text, *parts))]
 
 
@@ -124,6 +127,9 @@ def test_a_postcode_after_its_town_joins_it(text, parts, covered):
     ("Ann 2500.50 paid", [("Ann", "PERSON")]),                 # an amount
     ("Leeds 12345678 is", [("Leeds", "GPE")]),                 # too long for a postcode
     ("Leeds 2024 Ann", [("Leeds", "GPE"), ("2024 Ann", "PERSON")]),  # the next piece starts there
+    ("gave it to Ann 2 weeks ago", [("Ann", "PERSON")]),        # the number does not end the clause
+    ("then Ann 23.", [("Ann", "PERSON")]),                       # no "on", "at" or "to" before the name
+    ("sent to Ann 12.50 today", [("Ann", "PERSON")]),            # an amount
 ])
 def test_other_numbers_after_a_name_stay_apart(text, parts):
     assert [t for t, _ in _spans(text, _det(text, *parts))] == [p for p, _ in parts]

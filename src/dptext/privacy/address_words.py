@@ -37,7 +37,9 @@ PREFIX = (r"(?:rue|avenue|av\.?|boulevard|bd\.?|chemin|allée|place|impasse|quai
            r"cour|rang|sentier|ruelle|montée|hameau|faubourg|chaussée|parvis|"
            r"piazza|piazzale|corso|vicolo|borgo|stretto|contrada|lungomare|strada|calle|c/|avenida|avda\.?|plaza|paseo|"
            r"pasadizo|ronda|travesía|carrer|camino|rua|rúa|travessa|largo|alameda|ladeira|ulica|ul\.|aleja|al\.|"
-           r"pl\.|plac|os\.|osiedle|straße|im|am|an\s+der|auf\s+der|za|na|"
+           r"pl\.|plac|os\.|osiedle|straße|im|am|za|na|"
+           # German streets named by a preposition and an article: "An den Siedlergärten", "Unter den Linden"
+           r"(?:an|auf|unter|hinter|vor)\s+(?:der|den|dem)|zum|zur|"
            # Romanian, Spanish and Portuguese types: "Intrarea Florica Ardelean", "Callejón Muñoz", "Peatonal Hidalgo 12",
            # "Praça Iara Moura"
            r"str\.|intrarea|aleea|bulevardul|drumul|calea|splaiul|șoseaua|soseaua|piața|diagonal|diag\.|blv\.|"

@@ -156,6 +156,11 @@ def _phones(text):
         s, e = m.start(), m.end()
         core = re.split(r"(?i)\s?(?:x|ext\.?|extension)\s?\d", m.group(0))[0]
         n = len(digits(core))
+        if n > 15 and core.startswith(("+", "00", "(")):  # run into the next number: "+39 031 04309719 200 minute"
+            ends = [g.start() for g in re.finditer(r"[ .-]\d", core) if 7 <= len(digits(core[:g.start()])) <= 15]
+            if ends:
+                core, e = core[:ends[-1]], s + ends[-1]
+                n = len(digits(core))
         if not 7 <= n <= 15 or ISO_DATE.fullmatch(core) or SSN.fullmatch(core):
             continue
         groups = re.findall(r"\d+", core)

@@ -112,6 +112,9 @@ _NAMED = _PLACES | {"PERSON", "ORG", "NORP"}
 _POSTCODE = re.compile(r"[ \t]\d{4,5}(?![\w/-]|[.,]\d)")
 # a house number before a place ("at 759 Emerald St")
 _HOUSE = re.compile(r"\d[\w/-]{0,8}[ \t]")
+# a house number closing a clause after a street that a model read as a name or place ("is on Männi 23.")
+_HOUSE_AFTER = re.compile(r"[ \t]\d{1,4}[^\W\d_]?(?=[ \t]*(?:[.,;!?)](?!\d)|\n|$))")
+_LOCATIVE = re.compile(r"(?i)\b(?:on|at|to|from|near|address)\s*:?[ \t]*$")
 
 
 def _glue_numbers(pieces: list[list], text: str) -> list[list]:
@@ -121,7 +124,9 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
     Este``, ``雲林大安街330號1樓``, ``Jalan Kendalsari No. 588, Yogyakarta``). A house number or postcode right
     before a place, or before a word of a script other than Latin, joins it (``759 Emerald Street``, ``93576
     連江市``), and so do digits written on to the end of such a word (``號之4``); four or five digits after a
-    place, person, organisation or group are its postcode (``Uummannaq 3961``)."""
+    place, person, organisation or group are its postcode (``Uummannaq 3961``), and one to four digits that close
+    the clause after such a piece right after ``on``, ``at``, ``to``, ``from``, ``near`` or ``address`` are its
+    house number (``on Männi 23.``: a street without a street type)."""
     out: list[list] = []
     for i, p in enumerate(pieces):
         p = list(p)
@@ -144,5 +149,8 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
         elif p[2] in _NAMED and (m := _POSTCODE.match(text, p[1])) and (
                 i + 1 == len(pieces) or pieces[i + 1][0] >= m.end()):
             p[1] = m.end()  # a postcode after its town, which a model may read as a name ("in Uummannaq 3961")
+        elif p[2] in _NAMED and (m := _HOUSE_AFTER.match(text, p[1])) and (
+                i + 1 == len(pieces) or pieces[i + 1][0] >= m.end()) and _LOCATIVE.search(text[max(0, p[0] - 12):p[0]]):
+            p[1] = m.end()  # a street and its house number after "on", "at", "to" ("on Männi 23")
         out.append(p)
     return _join_touching(out)

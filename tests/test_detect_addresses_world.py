@@ -87,6 +87,9 @@ def _found(text, label):
     # Germany: a street named by a preposition and an article, with and without a postcode after it
     ("we live at An den Eichen 206, 92273 Haldensleben now", "An den Eichen 206, 92273 Haldensleben"),
     ("the shop is on Unter den Birken 13", "Unter den Birken 13"),
+    # Hungary: "u." (utca) and "rkp." (rakpart) after the name, the house number with its dot
+    ("the flat is at Rózsa u. 62. in Pécs", "Rózsa u. 62."),
+    ("stop at Bem rkp. 97. please", "Bem rkp. 97."),
 ])
 def test_addresses_of_more_countries_in_every_casing(text, address, casing):
     assert _clear(casing(text), casing(address)) == ""
@@ -116,6 +119,8 @@ def test_phone_layouts_in_every_casing(text, phone, casing):
     "the region, Región de Murcia, is warm",             # a region without an address
     "the 5th Avenue store and the 3rd Street deli",      # streets named by ordinals, no number or town
     "as the technical note says, Kestrix 4471, 1998.",   # a name and a number after a comma: no town alone
+    "love u. 2 days left",                               # "u." after English words only: no Hungarian street
+    "meet me at the main gate 2 minutes early",          # a street type after English words only
 ])
 def test_sentences_without_an_address(text, casing):
     assert _found(casing(text), "ADDRESS") == []

@@ -133,3 +133,20 @@ def test_a_postcode_or_house_number_after_its_place_joins_it(text, parts, covere
 ])
 def test_other_numbers_after_a_name_stay_apart(text, parts):
     assert [t for t, _ in _spans(text, _det(text, *parts))] == [p for p, _ in parts]
+
+
+@pytest.mark.parametrize("text,parts,covered", [
+    ("stop at the corner of Nelson Mandela Drive today", [("Nelson Mandela", "PERSON")], "Nelson Mandela Drive"),
+    ("STOP AT PORT WASHINGTON ROAD ST. NOW", [("PORT WASHINGTON", "FAC")], "PORT WASHINGTON ROAD ST."),
+    ("we met on kennedy avenue", [("kennedy", "PERSON")], "kennedy avenue"),  # lower-case text: any casing
+])
+def test_a_street_type_after_a_name_joins_it(text, parts, covered):
+    assert covered in [t for t, _ in _spans(text, _det(text, *parts))]
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("I let John drive home", [("John", "PERSON")]),     # a verb: in cased text a street type has a capital
+    ("JOHN IS HERE", [("JOHN", "PERSON")]),              # an everyday word that is a USPS type is none here
+])
+def test_other_words_after_a_name_stay_apart(text, parts):
+    assert [t for t, _ in _spans(text, _det(text, *parts))] == [p for p, _ in parts]

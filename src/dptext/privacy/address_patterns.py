@@ -60,11 +60,12 @@ STREET_LIKE = re.compile(rf"(?<![\w-])(?:(?!(?:19|20)\d\d\b)\d{{1,5}}[a-z]?[ \t]
                          re.IGNORECASE | re.MULTILINE)
 # a street type written as its own word after the name, in languages where it follows: "Tycho Jessens Vej",
 # "Gosposka ulica 58", "Berings gate 210"; a house number before or after it is required
-_AFTER = (r"(?:vej|gade|gate|gata|gatan|vägen|veien|ulica|ulice|utca|út|körút|krt\.?|tér|allee|weg|laan|straat|"
+_AFTER = (r"(?:vej|gade|gate|gata|gatan|vägen|veien|ulica|ulice|utca|u\.|út|körút|krt\.?|tér|rakpart|rkp\.|sétány|fasor|"
+          r"allee|weg|laan|straat|"
           r"straße|strasse|tie|katu|põik|tee|iela|gatvė|cesta)")
 STREET_AFTER = re.compile(rf"(?<![\w-])\d{{1,5}}[a-z]?\s{{1,3}}(?:{_W}\s{{1,3}}){{1,3}}(?=[^\W\d_]){_AFTER}(?![\w-])"
                           rf"(?:\s{{1,3}}\d{{1,5}}[a-z]?\b)?"
-                          rf"|(?<![\w-])(?:{_W}\s{{1,3}}){{1,3}}(?=[^\W\d_]){_AFTER}\s{{1,3}}\d{{1,5}}[a-z]?\b", re.IGNORECASE)
+                          rf"|(?<![\w-])(?:{_W}\s{{1,3}}){{1,3}}(?=[^\W\d_]){_AFTER}\s{{1,3}}\d{{1,5}}[a-z]?\b\.?", re.IGNORECASE)
 # a short postal code after a town and a comma ("Selfoss,  802", "Cebbala, 43 9122", "Larnaka, LA 6012")
 # ("NO 9700", "la 6031": a region in any casing, even one that is a stop word; "43 9122": Tunisian)
 TOWN_CODE = re.compile(r"(?<=,)[ \t]{1,3}(?:[A-Za-z]{2,5}[ \t]{1,3})?(?!(?:19|20)\d\d\b)(?:\d{2} \d{4}|\d{3,5}(?:[ -]\d{2,4})?)"

@@ -75,6 +75,13 @@ def _english(m):
     return all(everyday(w) for w in _letters(m.group(0))) and not _C_SLASH.match(m.group(0))
 
 
+def _english_name(m):
+    """A street-type-after match whose name words (all but the type, its last word) are frequent English ones:
+    "main gate 2", "love u. 2" (the Hungarian "u." for utca), not "Berings gate 210"."""
+    words = _letters(m.group(0))
+    return all(everyday(w) for w in words[:-1])
+
+
 _C_SLASH = re.compile(r"c/", re.IGNORECASE)  # Spanish "C/" (calle) is no English word: "C/ Eras 47"
 
 
@@ -241,7 +248,8 @@ def find(text: str):
                       ("tail", CITY_STATE_ZIP), ("strong", MILITARY), ("strong", STREET_AFTER),
                       ("tail", CA_POSTCODE)):
         strong.extend((m.start(), m.end(), kind) for m in pat.finditer(text)
-                      if not (pat is STREET and _clause_words(m) or pat is CONTINENTAL and _english(m)))
+                      if not (pat is STREET and _clause_words(m) or pat is CONTINENTAL and _english(m)
+                              or pat is STREET_AFTER and _english_name(m)))
     world = list(address_world.anchors(text, _common_words()))
     strong += [a for a in world if a[2] in ("strong", "tail")]
     stop = _stop_words()

@@ -64,7 +64,7 @@ def merge_detections(detections: list[Detection], text: str | None = None) -> li
     if cur is not None:
         out.append(cur)
     if text is not None:
-        out = _glue_numbers(_absorb_remnants(out, text), text)
+        out = _street_types(_glue_numbers(_absorb_remnants(out, text), text), text)
     spans = []
     for s, e, lab in out:
         names = "+".join(sorted({d.detector for d in detections if d.start < e and d.end > s and d.label == lab}))
@@ -154,3 +154,27 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
             p[1] = m.end()  # a street and its house number after "on", "at", "to" ("on Männi 23")
         out.append(p)
     return _join_touching(out)
+
+
+# street types that are no everyday word next to a name ("Way", "Park", "Is" are left out: "JOHN IS HERE")
+_STREET_TYPE = re.compile(r"[ \t]+(?:street|st|road|rd|avenue|ave|drive|lane|ln|boulevard|blvd|court|ct|place|pl|"
+                          r"terrace|crescent|highway|hwy|parkway|pkwy|square|sq|alley|trail|trl)\b\.?", re.IGNORECASE)
+
+
+def _street_types(pieces: list[list], text: str) -> list[list]:
+    """Up to two street types right after a place, person, organisation or group join it: a street named after a
+    person or a place, which a model reads as that (``Nelson Mandela Drive``, ``PORT WASHINGTON ROAD``). In text
+    with capitals a type must have one (``let John drive``: a verb); in lower-case text any casing counts."""
+    lower = not any(c.isupper() for c in text)
+    for i, p in enumerate(pieces):
+        if p[2] not in _NAMED:
+            continue
+        limit = pieces[i + 1][0] if i + 1 < len(pieces) else len(text)
+        for _ in range(2):
+            m = _STREET_TYPE.match(text, p[1])
+            if not m or m.end() > limit and limit > p[1] + 1 or not (lower or text[m.end() - len(m.group(0).lstrip()) ].isupper()):
+                break
+            p[1] = min(m.end(), limit)
+            while text[p[1] - 1].isspace():
+                p[1] -= 1
+    return _join_touching(pieces)

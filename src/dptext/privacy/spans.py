@@ -172,9 +172,7 @@ def _street_types(pieces: list[list], text: str) -> list[list]:
         limit = pieces[i + 1][0] if i + 1 < len(pieces) else len(text)
         for _ in range(2):
             m = _STREET_TYPE.match(text, p[1])
-            if not m or m.end() > limit and limit > p[1] + 1 or not (lower or text[m.end() - len(m.group(0).lstrip()) ].isupper()):
-                break
-            p[1] = min(m.end(), limit)
-            while text[p[1] - 1].isspace():
-                p[1] -= 1
+            if not m or m.end() > limit or not (lower or text[m.end() - len(m.group(0).lstrip())].isupper()):
+                break  # none, or one that another piece already holds ("ROAD" before a GPE "ST.")
+            p[1] = m.end()
     return _join_touching(pieces)

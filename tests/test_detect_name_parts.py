@@ -28,6 +28,9 @@ def _clear(policy, text, part):
 @pytest.mark.parametrize("text,name", [
     ("The jury named six CEOs for this year's honor, including Even Olsen of Bodega Club.", "Even Olsen"),
     ("Minutes were taken by Royale Moïse, who chaired the meeting.", "Royale Moïse"),
+    # a surname no name list holds (found by the model or by its shape) is completed the same way
+    ("We met Bronze Quispe at the fair.", "Bronze Quispe"),
+    ("The keys are with Marigold Huamani now.", "Marigold Huamani"),
 ])
 def test_an_unlisted_proper_noun_inside_a_sentence_completes_a_lone_surname(policy, text, name):
     assert (name, "PERSON") in _spans(policy, text)

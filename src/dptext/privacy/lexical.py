@@ -172,9 +172,12 @@ def _repeat(text, detections, names, ordinary):
     return out
 
 
-def _lone_name(text, toks, d, by_start, names):
-    """``d`` is one listed given name or surname that is no frequent word (``graham``), or a surname that opens
-    with a particle (``van henegouwen``): a name a given name before it would complete."""
+_PROPER_KINDS = ("first", "last", "last-rare", "unknown")
+
+
+def _lone_name(text, toks, d, by_start, names, kinds=("first", "last")):
+    """``d`` is one given name or surname of ``kinds`` (by default listed and no frequent word: ``graham``), or a
+    surname that opens with a particle (``van henegouwen``): a name a given name before it would complete."""
     i = by_start.get(d.start)
     if i is None:
         return False
@@ -183,7 +186,7 @@ def _lone_name(text, toks, d, by_start, names):
     nxt = i + 1 < len(toks) and adjacent(text, toks[i], toks[i + 1]) and names._kind(text, toks[i + 1]) in (
         "first", "last", "initial", "unknown")  # the name goes on: "general joseph e."
     return toks[i][1] >= d.end - 2 * text.endswith("'s", 0, d.end) and not nxt \
-        and names._kind(text, toks[i]) in ("first", "last")
+        and names._kind(text, toks[i]) in kinds
 
 
 def _widen(text, detections, names, ordinary):
@@ -211,7 +214,9 @@ def _widen(text, detections, names, ordinary):
                 and not any(o.start < d.end and toks[i][0] < o.end for o in others)  # "British India": a place's
             paired = step == 0 and (kind == "first-common" and not ordinary or proper) \
                 and toks[i][2] not in _CUE_WORDS \
-                and _lone_name(text, toks, d, by_start, names)  # a cue is never the name: "tell maria"
+                and _lone_name(text, toks, d, by_start, names,  # a cue is never the name: "tell maria"
+                               # after a proper noun, a surname no list holds completes it too ("Anasa Ochieng")
+                               _PROPER_KINDS if proper else ("first", "last"))
             if i is None or text[s - 1] != " " or (kind or "-common").endswith("-common") and not paired \
                     or account_word(text, toks[i]) or toks[i][2] in TITLES:  # no handle, hashtag, e-mail local
                 break  # part or title ("Mr" stays public)

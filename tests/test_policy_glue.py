@@ -150,3 +150,22 @@ def test_a_street_type_after_a_name_joins_it(text, parts, covered):
 ])
 def test_other_words_after_a_name_stay_apart(text, parts):
     assert [t for t, _ in _spans(text, _det(text, *parts))] == [p for p, _ in parts]
+
+
+@pytest.mark.parametrize("text,parts,covered", [
+    ("post it to 9 Quay Rd, HU1 1AA Kingston upon Hull", [("9 Quay Rd, HU1 1AA Kingston", "ADDRESS"), ("Hull", "PERSON")],
+     "Kingston upon Hull"),
+    ("a casa, 08800 Vilanova i la Geltrú, ahora", [("08800 Vilanova", "ADDRESS"), ("Geltrú", "GPE")],
+     "Vilanova i la Geltrú"),
+])
+def test_the_particles_of_a_town_after_an_address_join_it(text, parts, covered):
+    spans = merge_detections(_det(text, *parts), text)
+    s = text.index(covered)
+    clear = [text[i] for i in range(s, s + len(covered))
+             if not text[i].isspace() and not any(p.start <= i < p.end for p in spans)]
+    assert clear == [], _spans(text, _det(text, *parts))
+
+
+def test_other_words_between_an_address_and_a_name_stay_public():
+    text = "sent to 9 Quay Rd and then Hull"
+    assert [t for t, _ in _spans(text, _det(text, ("9 Quay Rd", "ADDRESS"), ("Hull", "PERSON")))] == ["9 Quay Rd", "Hull"]

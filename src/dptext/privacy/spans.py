@@ -64,7 +64,7 @@ def merge_detections(detections: list[Detection], text: str | None = None) -> li
     if cur is not None:
         out.append(cur)
     if text is not None:
-        out = _street_types(_glue_numbers(_absorb_remnants(out, text), text), text)
+        out = _town_particles(_street_types(_glue_numbers(_absorb_remnants(out, text), text), text), text)
     spans = []
     for s, e, lab in out:
         names = "+".join(sorted({d.detector for d in detections if d.start < e and d.end > s and d.label == lab}))
@@ -175,4 +175,18 @@ def _street_types(pieces: list[list], text: str) -> list[list]:
             if not m or m.end() > limit or not (lower or text[m.end() - len(m.group(0).lstrip())].isupper()):
                 break  # none, or one that another piece already holds ("ROAD" before a GPE "ST.")
             p[1] = m.end()
+    return _join_touching(pieces)
+
+
+# the small words inside a town's name between an address and the rest of the town ("Kingston upon Hull",
+# "Giugliano in Campania", "Vilanova i la Geltrú", "Bourg en Bresse")
+_TOWN_PARTICLES = re.compile(r"(?:[ \t]+(?:upon|on|in|i|en|sur|sous|am|an|der|de|del|la|le|y)){1,2}[ \t]+", re.IGNORECASE)
+
+
+def _town_particles(pieces: list[list], text: str) -> list[list]:
+    """One or two particles between an address and a place, person, organisation or group right after it join the
+    address: the rest of its town's name, which a model reads apart."""
+    for a, b in zip(pieces, pieces[1:]):
+        if a[2] == "ADDRESS" and (b[2] in _NAMED) and _TOWN_PARTICLES.fullmatch(text, a[1], b[0]):
+            a[1] = b[0]
     return _join_touching(pieces)

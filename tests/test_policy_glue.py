@@ -159,11 +159,20 @@ def test_other_words_after_a_name_stay_apart(text, parts):
      "Vilanova i la Geltrú"),
 ])
 def test_the_particles_of_a_town_after_an_address_join_it(text, parts, covered):
+    assert _clear(text, parts, covered) == [], _spans(text, _det(text, *parts))
+
+
+def test_a_house_number_between_two_pieces_takes_the_comma_after_it_too():
+    text, parts = "SENT TO KUUSE 21, TARTU, EE 5100 TODAY", [("KUUSE", "PERSON"), ("TARTU", "GPE")]
+    assert _clear(text, parts, "KUUSE 21, TARTU") == [], _spans(text, _det(text, *parts))
+
+
+def _clear(text, parts, covered):
+    """The non-space characters of ``covered`` outside every merged span."""
     spans = merge_detections(_det(text, *parts), text)
     s = text.index(covered)
-    clear = [text[i] for i in range(s, s + len(covered))
-             if not text[i].isspace() and not any(p.start <= i < p.end for p in spans)]
-    assert clear == [], _spans(text, _det(text, *parts))
+    return [text[i] for i in range(s, s + len(covered))
+            if not text[i].isspace() and not any(p.start <= i < p.end for p in spans)]
 
 
 def test_other_words_between_an_address_and_a_name_stay_public():

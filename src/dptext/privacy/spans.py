@@ -117,6 +117,12 @@ _HOUSE_AFTER = re.compile(r"[ \t]\d{1,4}[^\W\d_]?(?=[ \t]*(?:[.,;!?)](?!\d)|\n|$
 _LOCATIVE = re.compile(r"(?i)\b(?:on|at|to|from|near|address)\s*:?[ \t]*$")
 
 
+def _numbers_only(gap: str) -> bool:
+    """``gap`` holds a digit and nothing but numbers, codes, single letters, ``No.`` and address punctuation, and
+    is at most 16 characters long: it joins the piece before it."""
+    return 0 < len(gap) <= 16 and any(c.isdigit() for c in gap) and _NUMBERS.fullmatch(gap) is not None
+
+
 def _glue_numbers(pieces: list[list], text: str) -> list[list]:
     """The numbers and codes between two detected pieces join the piece before them, when the gap holds a
     digit and nothing but numbers, codes, single letters, ``No.`` and address punctuation, at most 16
@@ -130,10 +136,10 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
     out: list[list] = []
     for i, p in enumerate(pieces):
         p = list(p)
+        if out and _numbers_only(text[out[-1][1]:p[0]]):
+            out[-1][1] = p[0]
         if out:
             gap = text[out[-1][1]:p[0]]
-            if 0 < len(gap) <= 16 and any(c.isdigit() for c in gap) and _NUMBERS.fullmatch(gap):
-                out[-1][1] = p[0]
             # the comma between an address and the next piece, or a place and an address, is the address's
             # ("804 Bowen Round, Robertton", "Flat 9, 12 Keith Rd")
             if (out[-1][2] == "ADDRESS" or p[2] == "ADDRESS" and out[-1][2] in _PLACES) and _COMMA.fullmatch(gap):
@@ -150,7 +156,8 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
                 i + 1 == len(pieces) or pieces[i + 1][0] >= m.end()):
             p[1] = m.end()  # a postcode after its town, which a model may read as a name ("in Uummannaq 3961")
         elif p[2] in _NAMED and (m := _HOUSE_AFTER.match(text, p[1])) and (
-                i + 1 == len(pieces) or pieces[i + 1][0] >= m.end()) and _LOCATIVE.search(text[max(0, p[0] - 12):p[0]]):
+                i + 1 == len(pieces) or pieces[i + 1][0] >= m.end()
+                and not _numbers_only(text[p[1]:pieces[i + 1][0]])) and _LOCATIVE.search(text[max(0, p[0] - 12):p[0]]):
             p[1] = m.end()  # a street and its house number after "on", "at", "to" ("on Männi 23")
         out.append(p)
     return _join_touching(out)

@@ -42,8 +42,9 @@ def same(a, b):
 
 
 @pytest.mark.parametrize("mechanism", ["santext+", "custext+"])
-@pytest.mark.parametrize("policy", ["entities", "tiered"])
+@pytest.mark.parametrize("policy", ["all", "entities", "tiered"])
 def test_no_keep_rule_applies_inside_a_detected_span(policies, mechanism, policy):
+    # under `all` the entities detectors still run for a mechanism with a keep rule (policy.plan_for)
     san = Sanitizer(MechanismSpec(mechanism, epsilon=2.0), policy=policies[policy])
     texts = [README, CONTACT] * (RUNS // 2)
     out = san.sanitize([Segment(t, True) for t in texts], rng=np.random.default_rng(7))
@@ -66,11 +67,13 @@ def test_no_keep_rule_applies_inside_a_detected_span(policies, mechanism, policy
 
 
 def test_santext_plus_keeps_frequent_words_outside_spans_and_counts_them_as_sent_unchanged(policies):
-    """Under ``all`` (no detection) SANTEXT+'s keep branch stays; such units are 'kept', not 'perturbed'."""
+    """Under ``all`` SANTEXT+'s keep branch stays outside the detected entities; such units are 'kept', not
+    'perturbed', and no detected entity is ever kept."""
     san = Sanitizer(MechanismSpec("santext+", epsilon=2.0), policy=policies["all"])
     out = san.sanitize([Segment(README, True)] * 20, rng=np.random.default_rng(3))
     units = [u for i in range(20) for u in out.units(i)]
     assert any(u["reason"] == "non-sensitive-kept" for u in units)
+    assert not any(u["reason"] == "non-sensitive-kept" for u in units if u["original"] in ("John", "Smith", "Monday"))
     for u in units:
         if u["reason"] == "non-sensitive-kept":
             assert u["outcome"] == "kept" and u["output"] == u["original"]
@@ -144,3 +147,38 @@ def test_keep_options_do_not_apply_inside_a_span(mechanism):
         assert all(u.action != "kept" and u.outcome != "kept" for u in r.units), r.units
         assert all(u.output != "Qzxwvbn" for u in r.units)  # an OOV unit is dropped or replaced by one of V
         assert [u.reason for u in r.units if u.original == "42"] == ["digits"]  # a uniform integer draw
+
+
+def test_under_all_a_mechanism_without_a_keep_rule_runs_no_detector(policies):
+    from dptext.privacy.policy import plan_for
+
+    mech = MechanismSpec("santext", epsilon=2.0).build()
+    assert not mech.has_keep_rule and MechanismSpec("santext+", epsilon=2.0).build().has_keep_rule
+    assert [(s.start, s.end, s.detector) for s in plan_for(policies["all"], README, mech)] == [(0, len(README), None)]
+
+
+def test_under_all_failing_detectors_leave_no_keep_rule_anywhere(policies, monkeypatch):
+    from dptext.errors import PrivacyError
+    from dptext.privacy import policy as policy_mod
+
+    class Broken:
+        def detect(self, text):
+            raise PrivacyError("entity detection failed (test)")
+
+    monkeypatch.setitem(policy_mod._GUARD, "entities", Broken())
+    san = Sanitizer(MechanismSpec("santext+", epsilon=2.0), policy=policies["all"])
+    out = san.sanitize([Segment(README, True)] * 20, rng=np.random.default_rng(5))
+    units = [u for i in range(20) for u in out.units(i)]
+    assert len(units) == 20 * 9 and not any(u["reason"] == "non-sensitive-kept" for u in units)
+
+
+def test_cli_default_policy_never_keeps_the_readme_name():
+    """``dptext perturb --mechanism santext+`` (policy ``all``, the README's first example): over 30 copies no
+    unit of John, Smith or Monday is kept by SANTEXT+'s frequent-word branch (before: about 70 % were)."""
+    args = [sys.executable, "-m", "dptext.cli", "perturb", "--mechanism", "santext+", "--epsilon", "2", "--seed", "2",
+            "--json", " ".join([README] * 30)]
+    js = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=300, env={**os.environ}).stdout)
+    names = [u for u in js["units"] if u["original"] in ("John", "Smith", "Monday")]
+    others = [u for u in js["units"] if u["original"] in ("patient", "admitted")]
+    assert len(names) == 90 and all(u["reason"] != "non-sensitive-kept" and u["outcome"] != "kept" for u in names)
+    assert any(u["reason"] == "non-sensitive-kept" for u in others)  # the keep branch stays for other words

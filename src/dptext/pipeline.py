@@ -91,7 +91,8 @@ class Sanitizer:
             raise DPTextError("Sanitizer needs a MechanismSpec or a mechanism object")
         self.policy, self.memo = policy, memo
         self.claim = self.mechanism.privacy().to_dict()
-        if policy is not None and policy.describe().get("name") != "all":
+        guarded = policy is not None and policy.describe().get("name") != "all" or self.mechanism.has_keep_rule
+        if guarded:
             # inside a detected span no keep rule applies (perturb(dp_only=True)): the bound covers its units
             self.claim = {**self.claim, "scope": self.claim.get("scope", "") + "; every unit of every detected "
                           "span is drawn by the mechanism's DP branch (no keep rule applies inside a span), so "
@@ -107,7 +108,7 @@ class Sanitizer:
         self._lock = threading.Lock()
         settings = self.spec.to_dict() if self.spec is not None else self.mechanism.settings()
         self.settings = {**settings, "seed": None, "policy": self.policy.describe() if self.policy else "all"}
-        if policy is not None and policy.describe().get("name") != "all":
+        if guarded:
             # part of the memo key: a perturbation memoized before spans were drawn by the DP branch only
             # (when a detected name could be kept) is never replayed
             self.settings["detected_spans"] = "dp-branch"
@@ -250,16 +251,19 @@ class Sanitizer:
             report["warnings"] = ["no DP guarantee: this mechanism makes no differential-privacy claim"]
         return Sanitized(texts, d.results, report)
 
+    def _policy_name(self) -> str:
+        return "all" if self.policy is None else self.policy.describe().get("name")
+
     def _plan(self, text: str):
         """(start, end, private, epsilon, detector, label) spans tiling ``text``."""
-        if self.policy is None:
-            return [(0, len(text), True, None, None, None)]
-        spans = self.policy.plan(text)
+        from dptext.privacy.policy import plan_for
+
+        spans = plan_for(self.policy, text, self.mechanism)
         pos = 0
         out = []
         for sp in spans:
             if sp.start != pos or sp.end < sp.start:
-                raise PrivacyError(f"policy {self.policy.describe().get('name')!r} returned spans that do not "
+                raise PrivacyError(f"policy {self._policy_name()!r} returned spans that do not "
                                    f"tile the text (gap or overlap at character {pos})")
             out.append((sp.start, sp.end, sp.private, sp.epsilon, sp.detector, getattr(sp, "label", None)))
             pos = sp.end

@@ -55,7 +55,12 @@ class BatchJob:
 
             kw = dict(self.policy)
             return DocSanitizer(None, Sanitizer(self.spec, policy=get_policy(kw.pop("name"), **kw)))
-        return DocSanitizer(self.spec.build(), None)
+        mech = self.spec.build()
+        if mech.has_keep_rule:  # under `all` too, a keep rule never keeps a detected entity (policy.plan_for)
+            from dptext.pipeline import Sanitizer
+
+            return DocSanitizer(None, Sanitizer(mech))
+        return DocSanitizer(mech, None)
 
 
 STREAM_BLOCK = 64  # records per random stream (and the unit of work of one vectorised call)

@@ -64,13 +64,17 @@ def perturb(
         warning = unrelated_output_warning(mech)
         if warning and not quiet:  # before the (slow) generation, so it is read first
             typer.echo(warning, err=True)
+    if pol is None and not mech.has_keep_rule:
         result = mech.perturb(doc)
         out_text, counts, payload = result.text, result.counts(), result.to_dict()
-    else:
+    else:  # a policy, or a keep rule that must not keep a detected entity (policy.plan_for)
         from dptext.pipeline import Sanitizer, Segment
 
-        with progress_bar() as prog:
-            san = Sanitizer(spec, policy=pol, progress=prog)
+        if pol is None:
+            san = Sanitizer(mech)
+        else:
+            with progress_bar() as prog:
+                san = Sanitizer(spec, policy=pol, progress=prog)
         out = san.sanitize([Segment(doc, private=True)])
         out_text, counts = out.texts[0], dict(out.report.get("units", {}))
         payload = {"text": out_text, "units": out.units(0), "privacy": out.report}

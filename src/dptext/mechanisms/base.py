@@ -142,6 +142,12 @@ class Mechanism(ABC):
         """Reason to keep ``unit`` unchanged before the vocabulary is consulted, else None."""
         return None
 
+    @property
+    def has_keep_rule(self) -> bool:
+        """Some rule may send a letter or digit unit unchanged outside a detected span: a word list
+        (:meth:`pass_through`: stopwords), ``digits="keep"`` or ``oov="keep"`` (punctuation is no entity)."""
+        return type(self).pass_through is not Mechanism.pass_through or self.digits == "keep" or self.oov == "keep"
+
     # ----- text in, text out ------------------------------------------------------------------------
     def segment(self, text) -> Segmentation:
         if isinstance(text, (list, tuple)):

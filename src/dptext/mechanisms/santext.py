@@ -167,3 +167,7 @@ class SanTextPlus(SanText):
 
     default_w = 0.9
     default_p = 0.3
+
+    @property
+    def has_keep_rule(self) -> bool:
+        return super().has_keep_rule or self.p < 1.0  # the frequent units' keep branch

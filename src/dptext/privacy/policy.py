@@ -288,3 +288,36 @@ def get_policy(name="all", **options) -> Policy:
 
 def list_policies() -> list[str]:
     return list(POLICIES)
+
+
+_GUARD: dict[str, "EntitiesPolicy"] = {}
+
+
+def plan_for(policy, text: str, mechanism) -> list[Span]:
+    """``policy``'s spans of ``text`` (``None``: ``all``) as ``mechanism`` perturbs them.
+
+    Under ``all`` every unit is perturbed, but a mechanism with a keep rule (SANTEXT+'s frequent words,
+    stopwords, ``digits="keep"``) would still send some units unchanged, a frequent given name among them. So
+    for such a mechanism the ``entities`` detectors run under ``all`` too: the entities they find become
+    detected spans (drawn by the DP branch, no keep rule), the rest stays private with the mechanism's rules.
+    Should the detectors fail, the whole text is one detected span: no keep rule applies anywhere."""
+    if policy is not None and policy.describe().get("name") != "all":
+        return policy.plan(text)
+    if not text:
+        return []
+    if not getattr(mechanism, "has_keep_rule", False):
+        return [Span(0, len(text), True)]
+    try:
+        guard = _GUARD.get("entities") or _GUARD.setdefault("entities", get_policy("entities"))
+        found = guard.detect(text)
+    except PrivacyError:
+        return [Span(0, len(text), True, None, "all (detectors unavailable)", None)]
+    out, pos = [], 0
+    for s in found:
+        if s.start > pos:
+            out.append(Span(pos, s.start, True))
+        out.append(Span(s.start, s.end, True, None, s.detector, s.label))
+        pos = s.end
+    if pos < len(text):
+        out.append(Span(pos, len(text), True))
+    return out

@@ -60,13 +60,16 @@ def make_policy(body: dict, epsilon: float):
         raise WebError(str(exc), field=getattr(exc, "param", None) or "policy") from None
 
 
-def plan(policy, text: str) -> list[dict]:
-    """Spans tiling ``text``: ``{"text", "private", "epsilon", "detector", "label"}`` (one private span
-    without a policy)."""
-    if policy is None:
+def plan(policy, text: str, mechanism) -> list[dict]:
+    """Spans tiling ``text``: ``{"text", "private", "epsilon", "detector", "label"}``
+    (:func:`dptext.privacy.policy.plan_for`: under ``all``, entities are detected spans for a mechanism with a
+    keep rule)."""
+    from dptext.privacy.policy import plan_for
+
+    if not text:
         return [{"text": text, "private": True, "epsilon": None, "detector": None, "label": None}]
     return [{"text": text[s.start : s.end], "private": bool(s.private), "epsilon": s.epsilon,
-             "detector": s.detector, "label": getattr(s, "label", None)} for s in policy.plan(text)]
+             "detector": s.detector, "label": getattr(s, "label", None)} for s in plan_for(policy, text, mechanism)]
 
 
 def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.random.Generator,
@@ -74,7 +77,7 @@ def perturb_view(cache: MechanismCache, settings: Settings, text: str, rng: np.r
     mech = cache.get(settings)
     units, outputs, counts = [], [], dict.fromkeys(CLASSES, 0)
     unit_eps_max, proven = None, False
-    spans = plan(policy, text)
+    spans = plan(policy, text, mech)
     for s, span in enumerate(spans):
         eps = settings.epsilon if span["epsilon"] is None else float(span["epsilon"])
         if not span["private"]:

@@ -46,6 +46,12 @@ class ContextualMechanism(Mechanism):
         self._active: Segmentation | None = None
         self._dp_only = False  # set by perturb(dp_only=True) for the call (a detected span)
 
+    @property
+    def has_keep_rule(self) -> bool:
+        """False: every draw reads the whole text as its context, so under policy ``all`` the text is not cut
+        around detected entities (:func:`dptext.privacy.policy.plan_for`); its stopword rule keeps no name."""
+        return False
+
     # ----- what a contextual mechanism provides ------------------------------------------------------
     @abstractmethod
     def _sample_in_context(self, seg: Segmentation, pos: np.ndarray, idx: np.ndarray,

@@ -162,10 +162,10 @@ def test_under_all_failing_detectors_leave_no_keep_rule_anywhere(policies, monke
     from dptext.privacy import policy as policy_mod
 
     class Broken:
-        def detect(self, text):
+        def plan(self, text):
             raise PrivacyError("entity detection failed (test)")
 
-    monkeypatch.setitem(policy_mod._GUARD, "entities", Broken())
+    monkeypatch.setattr(policy_mod, "_keep_guard", Broken)
     san = Sanitizer(MechanismSpec("santext+", epsilon=2.0), policy=policies["all"])
     out = san.sanitize([Segment(README, True)] * 20, rng=np.random.default_rng(5))
     units = [u for i in range(20) for u in out.units(i)]

@@ -34,6 +34,7 @@ only the characters outside it; detections of one label merge. A span's
 
 from __future__ import annotations
 
+import functools
 import math
 
 from dptext.errors import ParameterError, PrivacyError
@@ -290,7 +291,17 @@ def list_policies() -> list[str]:
     return list(POLICIES)
 
 
-_GUARD: dict[str, "EntitiesPolicy"] = {}
+class _KeepGuard(EntitiesPolicy):
+    """The ``entities`` detectors with the text around their spans kept private: what :func:`plan_for` plans
+    under ``all`` for a mechanism with a keep rule."""
+
+    def _gap(self, start: int, end: int) -> Span:
+        return Span(start, end, True)
+
+
+@functools.lru_cache(maxsize=1)
+def _keep_guard() -> _KeepGuard:
+    return _KeepGuard()  # loads the detectors once per process; a failed load is retried on the next call
 
 
 def plan_for(policy, text: str, mechanism) -> list[Span]:
@@ -301,23 +312,13 @@ def plan_for(policy, text: str, mechanism) -> list[Span]:
     for such a mechanism the ``entities`` detectors run under ``all`` too: the entities they find become
     detected spans (drawn by the DP branch, no keep rule), the rest stays private with the mechanism's rules.
     Should the detectors fail, the whole text is one detected span: no keep rule applies anywhere."""
-    if policy is not None and policy.describe().get("name") != "all":
+    if policy is not None and policy.name != "all":
         return policy.plan(text)
     if not text:
         return []
-    if not getattr(mechanism, "has_keep_rule", False):
+    if not mechanism.has_keep_rule:
         return [Span(0, len(text), True)]
     try:
-        guard = _GUARD.get("entities") or _GUARD.setdefault("entities", get_policy("entities"))
-        found = guard.detect(text)
+        return _keep_guard().plan(text)
     except PrivacyError:
         return [Span(0, len(text), True, None, "all (detectors unavailable)", None)]
-    out, pos = [], 0
-    for s in found:
-        if s.start > pos:
-            out.append(Span(pos, s.start, True))
-        out.append(Span(s.start, s.end, True, None, s.detector, s.label))
-        pos = s.end
-    if pos < len(text):
-        out.append(Span(pos, len(text), True))
-    return out

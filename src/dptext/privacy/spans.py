@@ -164,8 +164,8 @@ def _glue_numbers(pieces: list[list], text: str) -> list[list]:
 
 
 # street types that are no everyday word next to a name ("Way", "Park", "Is" are left out: "JOHN IS HERE")
-_STREET_TYPE = re.compile(r"[ \t]+(?:street|st|road|rd|avenue|ave|drive|lane|ln|boulevard|blvd|court|ct|place|pl|"
-                          r"terrace|crescent|highway|hwy|parkway|pkwy|square|sq|alley|trail|trl)\b\.?", re.IGNORECASE)
+_STREET_TYPE = re.compile(r"[ \t]+(?P<type>street|st|road|rd|avenue|ave|drive|lane|ln|boulevard|blvd|court|ct|place|"
+                          r"pl|terrace|crescent|highway|hwy|parkway|pkwy|square|sq|alley|trail|trl)\b\.?", re.IGNORECASE)
 
 
 def _street_types(pieces: list[list], text: str) -> list[list]:
@@ -179,7 +179,7 @@ def _street_types(pieces: list[list], text: str) -> list[list]:
         limit = pieces[i + 1][0] if i + 1 < len(pieces) else len(text)
         for _ in range(2):
             m = _STREET_TYPE.match(text, p[1])
-            if not m or m.end() > limit or not (lower or text[m.end() - len(m.group(0).lstrip())].isupper()):
+            if not m or m.end() > limit or not (lower or text[m.start("type")].isupper()):
                 break  # none, or one that another piece already holds ("ROAD" before a GPE "ST.")
             p[1] = m.end()
     return _join_touching(pieces)

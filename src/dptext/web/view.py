@@ -66,7 +66,7 @@ def plan(policy, text: str, mechanism) -> list[dict]:
     keep rule)."""
     from dptext.privacy.policy import plan_for
 
-    if not text:
+    if policy is None and not text:
         return [{"text": text, "private": True, "epsilon": None, "detector": None, "label": None}]
     return [{"text": text[s.start : s.end], "private": bool(s.private), "epsilon": s.epsilon,
              "detector": s.detector, "label": getattr(s, "label", None)} for s in plan_for(policy, text, mechanism)]

@@ -312,7 +312,7 @@ def plan_for(policy, text: str, mechanism) -> list[Span]:
     for such a mechanism the ``entities`` detectors run under ``all`` too: the entities they find become
     detected spans (drawn by the DP branch, no keep rule), the rest stays private with the mechanism's rules.
     Should the detectors fail, the whole text is one detected span: no keep rule applies anywhere."""
-    if policy is not None and policy.name != "all":
+    if policy is not None and policy.describe().get("name") != "all":
         return policy.plan(text)
     if not text:
         return []

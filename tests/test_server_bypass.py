@@ -73,7 +73,8 @@ def test_no_private_roles_only_on_purpose_and_the_report_says_so():
 
 @pytest.mark.parametrize("tags", ["<private></private>", "<private>x</private>", "<PRIVATE >yes</private>"])
 def test_tags_never_make_a_private_role_public(tags):
-    with proxy() as (client, rec):
+    # a fixed seed: under OS entropy a substitute can be "private" by chance (one CI run drew one)
+    with proxy(privacy={"seed": 0}) as (client, rec):
         r = client.chat.completions.create(model="x", messages=[{"role": "user", "content": f"{tags} {SENTENCE}"}])
     out = sent_messages(rec)[0]["content"]
     assert SENTENCE not in out and "private" not in out.lower()

@@ -27,3 +27,24 @@ def test_digits_in_blocks_are_an_id(text, value):
 ])
 def test_years_short_numbers_and_amounts_stay_public(text):
     assert not [v for v in _ids(text) if " " in v]
+
+
+@pytest.mark.parametrize("text,value", [
+    ("His social security number is ZA 27 65 30", "ZA 27 65 30"),           # a linking verb, groups apart by spaces
+    ("his social security number is 5.50825e+12", "5.50825e+12"),           # a spreadsheet's scientific notation
+    ("HIS SOCIAL SECURITY NUMBER IS 3.61201E+12.", "3.61201E+12"),
+    ("my national insurance number was QQ 12 34 56 C", "QQ 12 34 56 C"),
+    ("account number 4417 1234 5678 9012 was closed", "4417 1234 5678 9012"),
+    ("passport no. is X1234567.", "X1234567"),
+])
+def test_a_value_after_an_id_keyword_is_whole(text, value):
+    assert value in _ids(text)
+
+
+@pytest.mark.parametrize("text", [
+    "the case no 12 3 was",     # groups with fewer than four digits
+    "tax 12.50 was due",        # an amount, no scientific notation
+    "order number is 7 or 8",
+])
+def test_short_numbers_after_an_id_keyword_stay_public(text):
+    assert not _ids(text)

@@ -1,7 +1,7 @@
 """Identifiers for the ``ID`` recognizer of :mod:`.recognizers`.
 
 * US social security numbers ``ddd-dd-dddd`` and values after an ID keyword (``MRN``, ``passport no.``,
-  ``account #`` ...);
+  ``account #``, ``social security number is`` ...), in groups apart by spaces or in scientific notation too;
 * upper-case codes that mix letters and digits (``AB1234567``, ``2-RBV-456``), not a small number joined to
   English words (``15MINUTES``, ``40-YEAR``);
 * number plates after a vehicle word and in the British form (``FG75 VZU``), British national insurance
@@ -18,10 +18,17 @@ from dptext.privacy import addresses
 from dptext.privacy.dates import DATE, ISO_DATE, YEAR_SPAN, year_span
 
 SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
-_ID_WORDS = (r"ID|MRN|SSN|NHS|passport|account|acct|policy|member|patient|record|licen[cs]e|case|customer|"
-             r"employee|badge|student|invoice|order|reference|ref|tax|insurance|claim|ticket|serial")
-KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s{{0,3}}(?:no\.?|number|num\.?|#|id)?\s{{0,3}}[:#]?\s{{0,3}}"
-                      r"(?P<value>(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![A-Za-z0-9-])", re.IGNORECASE)
+_ID_WORDS = (r"ID|MRN|SSN|NHS|social\s+security|national\s+insurance|passport|account|acct|policy|member|patient|"
+             r"record|licen[cs]e|case|customer|employee|badge|student|invoice|order|reference|ref|tax|insurance|claim|"
+             r"ticket|serial")
+# the value after an ID keyword, its number word and a linking verb ("passport number is"): groups apart by single
+# spaces ("ZA 27 65 30", "4417 1234 5678"; 4 digits or more, checked in find), a number a spreadsheet wrote in
+# scientific notation ("9.2121e+12"), or one token of letters, digits and dashes with a digit ("AB-12345")
+KEYED_ID = re.compile(rf"\b(?:{_ID_WORDS})\b\.?\s{{0,3}}(?:(?:no\.?|number|num\.?|#|id)(?:\s{{1,3}}(?:is|was))?)?"
+                      r"\s{0,3}[:#]?\s{0,3}"
+                      r"(?P<value>(?P<groups>(?:[A-Za-z]{1,3}|\d{1,6})(?: \d{1,6}){1,5}(?: [A-Za-z](?![\w-]))?)"
+                      r"|\d\.\d+e[+-]?\d{1,3}"
+                      r"|(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![A-Za-z0-9-]|[.+]\d)", re.IGNORECASE)
 # a hashtag ("#Coachella2015") is a public topic tag, not an identifier; a handle ("@jsmith42") stays one; a
 # first group of one character opens a plate ("2-RBV-456", "V-102-WO"), a letter only before two dashes ("x-2019")
 CODE_ID = re.compile(r"(?<![\w#-])(?=[A-Z0-9-]{0,80}\d)(?=[A-Z0-9-]{0,80}[A-Z])(?:[A-Z0-9]{2,40}|\d(?=-)|[A-Z](?=-[A-Z0-9]{1,20}-))"
@@ -73,7 +80,8 @@ def find(text):
     for m in SSN.finditer(text):
         yield m.start(), m.end()
     for m in KEYED_ID.finditer(text):
-        yield m.start("value"), m.end("value")
+        if m.group("groups") is None or len(digits(m.group("value"))) >= 4:
+            yield m.start("value"), m.end("value")
     for m in CODE_ID.finditer(text):
         g = m.group(0)
         if len(g) >= 6 and (not g.islower() or sum(c.isdigit() for c in g) >= 3) and not DATE.fullmatch(g) \

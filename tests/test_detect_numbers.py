@@ -48,3 +48,21 @@ def test_a_value_after_an_id_keyword_is_whole(text, value):
 ])
 def test_short_numbers_after_an_id_keyword_stay_public(text):
     assert not _ids(text)
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Patient ID 2231 was admitted", "2231"),
+    ("the patient ID 22314 was admitted", "22314"),     # five digits: no Idaho ZIP code either
+    ("MEMBER ID 40913 CALLED", "40913"),
+])
+def test_the_id_a_label_names_is_no_idaho_address(text, value):
+    found = recognize(text)
+    assert value in [text[d.start:d.end] for d in found if d.label == "ID"]
+    assert not [d for d in found if d.label == "ADDRESS"]
+
+
+@pytest.mark.parametrize("text,town", [("Send it to Boise, ID 83702 now", "Boise"),
+                                       ("ship to pocatello id 83201 now", "pocatello")])
+def test_a_town_in_idaho_stays_an_address(text, town):
+    addresses = [text[d.start:d.end] for d in recognize(text) if d.label == "ADDRESS"]
+    assert any(town in a for a in addresses), addresses

@@ -206,6 +206,9 @@ def _named_streets(text):
 
 # a flight's number is no house number or postcode: "FLIGHT AA 1234", "flight 4146"
 _FLIGHT = re.compile(r"(?i)\b(?:flight|flt)\.?\s{1,3}(?:[a-z]{2}\s?)?\d")
+# "ID" after whose number it labels ("Patient ID 2231", "member id 40913") is no Idaho
+_ID_LABEL = re.compile(r"(?i)\b(?:patient|member|customer|employee|student|staff|user|account|policy|case|badge|"
+                       r"card|client|tax|national)\s{1,3}ID\b")
 # a Dutch postcode whose capitals spell an English two-letter word ("4146 TO", "1614 DO"), then a town; in
 # upper-case text ("FLIGHT 4146 TO DENVER") only a comma before it tells it from a sentence
 _WORD_LETTERS = re.compile(r"\d{4}\s?(?i:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b")
@@ -229,7 +232,7 @@ def _between_commas(text, m, town=False):
 
 def _weak_kept(text, m, pat, stop):
     """A weak anchor counts unless a stop word ends its words ("2020 we", "IN 1090"), a phone or vehicle word
-    opens a street-like one, or it is a flight's number."""
+    opens a street-like one, or it is a flight's number or an ID's ("Patient ID 2231")."""
     letters = _letters(m.group(0))
     ends_well = (not letters or letters[-1] not in stop or pat is TOWN_CODE
                  # a house number with a letter or a flat after a stop word: "Klesarski put 9b" (put: road), not
@@ -238,7 +241,8 @@ def _weak_kept(text, m, pat, stop):
                  and not all(everyday(w) for w in letters)
                  or pat is BARE_POSTCODE and _between_commas(text, m))  # after a comma
     return (ends_well and not (pat is STREET_LIKE and letters[:1] and letters[0] in _NOT_STREET)
-            and not _FLIGHT.search(text, max(0, m.start() - 12), m.start() + 7))
+            and not _FLIGHT.search(text, max(0, m.start() - 12), m.start() + 7)
+            and not _ID_LABEL.search(text, max(0, m.start() - 12), m.end()))
 
 
 def find(text: str):
@@ -249,7 +253,8 @@ def find(text: str):
                       ("tail", CA_POSTCODE)):
         strong.extend((m.start(), m.end(), kind) for m in pat.finditer(text)
                       if not (pat is STREET and _clause_words(m) or pat is CONTINENTAL and _english(m)
-                              or pat is STREET_AFTER and _english_name(m)))
+                              or pat is STREET_AFTER and _english_name(m)
+                              or pat is CITY_STATE_ZIP and _ID_LABEL.search(m.group(0))))
     world = list(address_world.anchors(text, _common_words()))
     strong += [a for a in world if a[2] in ("strong", "tail")]
     stop = _stop_words()

@@ -91,15 +91,18 @@ class Sanitizer:
             raise DPTextError("Sanitizer needs a MechanismSpec or a mechanism object")
         self.policy, self.memo = policy, memo
         self.claim = self.mechanism.privacy().to_dict()
-        guarded = policy is not None and policy.describe().get("name") != "all" or self.mechanism.has_keep_rule
+        from dptext.privacy.policy import policy_name
+
+        name = policy_name(policy)
+        guarded = name != "all" or self.mechanism.has_keep_rule
         if guarded:
             # inside a detected span no keep rule applies (perturb(dp_only=True)): the bound covers its units
             self.claim = {**self.claim, "scope": self.claim.get("scope", "") + "; every unit of every detected "
                           "span is drawn by the mechanism's DP branch (no keep rule applies inside a span), so "
                           "the claim covers all of them"}
         if policy is not None:
-            if self.claim.get("kind") == "document-dp" and policy.describe().get("name") != "all":
-                raise ParameterError("policy", f"policy {policy.describe().get('name')!r} perturbs spans one by "
+            if self.claim.get("kind") == "document-dp" and name != "all":
+                raise ParameterError("policy", f"policy {name!r} perturbs spans one by "
                                                f"one; {self.mechanism.name} rewrites whole documents (use 'all')")
             if hasattr(policy, "validate"):
                 policy.validate(self.mechanism.epsilon)
@@ -251,19 +254,16 @@ class Sanitizer:
             report["warnings"] = ["no DP guarantee: this mechanism makes no differential-privacy claim"]
         return Sanitized(texts, d.results, report)
 
-    def _policy_name(self) -> str:
-        return "all" if self.policy is None else self.policy.describe().get("name")
-
     def _plan(self, text: str):
         """(start, end, private, epsilon, detector, label) spans tiling ``text``."""
-        from dptext.privacy.policy import plan_for
+        from dptext.privacy.policy import plan_for, policy_name
 
         spans = plan_for(self.policy, text, self.mechanism)
         pos = 0
         out = []
         for sp in spans:
             if sp.start != pos or sp.end < sp.start:
-                raise PrivacyError(f"policy {self._policy_name()!r} returned spans that do not "
+                raise PrivacyError(f"policy {policy_name(self.policy)!r} returned spans that do not "
                                    f"tile the text (gap or overlap at character {pos})")
             out.append((sp.start, sp.end, sp.private, sp.epsilon, sp.detector, getattr(sp, "label", None)))
             pos = sp.end

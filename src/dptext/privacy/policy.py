@@ -304,6 +304,12 @@ def _keep_guard() -> _KeepGuard:
     return _KeepGuard()  # loads the detectors once per process; a failed load is retried on the next call
 
 
+def policy_name(policy) -> str:
+    """The name ``policy`` reports in ``describe()`` (a user's policy object implements only ``describe`` and
+    ``plan``); ``None`` is ``all``."""
+    return "all" if policy is None else policy.describe().get("name")
+
+
 def plan_for(policy, text: str, mechanism) -> list[Span]:
     """``policy``'s spans of ``text`` (``None``: ``all``) as ``mechanism`` perturbs them.
 
@@ -312,7 +318,7 @@ def plan_for(policy, text: str, mechanism) -> list[Span]:
     for such a mechanism the ``entities`` detectors run under ``all`` too: the entities they find become
     detected spans (drawn by the DP branch, no keep rule), the rest stays private with the mechanism's rules.
     Should the detectors fail, the whole text is one detected span: no keep rule applies anywhere."""
-    if policy is not None and policy.describe().get("name") != "all":
+    if policy_name(policy) != "all":
         return policy.plan(text)
     if not text:
         return []

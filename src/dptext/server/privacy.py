@@ -280,7 +280,9 @@ class Perturber:
             why = "is not in privacy.private_roles" if self.clear_note[role] else "holds text outside <private> tags"
             warnings.append(f"{n} {role} message(s) sent upstream partly or fully unperturbed: the role {why}")
         if rep.get("clear_private_chars"):
-            name = self.policy.describe().get("name") if self.policy is not None else "all"
+            from dptext.privacy.policy import policy_name
+
+            name = policy_name(self.policy)
             warnings.append(f"{rep['clear_private_chars']} private character(s) sent in clear by policy {name}: "
                             "the claim covers the detected spans only")
         if rep["kept_by_policy"]:

@@ -38,6 +38,16 @@ def test_fast_chain_is_the_brute_force_greedy_chain(k):
         assert np.array_equal(fast, reference_chain(E, start))
 
 
+def test_chain_from_a_preselected_table_is_the_brute_force_chain():
+    """A table of each row's nearest rows, sorted (as the space's neighbour table is for the GloVe list),
+    stands in for the search; the chain stays the literal greedy chain."""
+    E = np.random.default_rng(11).standard_normal((300, 5))
+    d = ((E[:, None, :] - E[None, :, :]) ** 2).sum(axis=2)
+    table = np.lexsort((np.broadcast_to(np.arange(300), d.shape), d), axis=1)[:, :48]  # itself first
+    for k in (3, 32):
+        assert np.array_equal(greedy_chain(E, start=5, k=k, preselected=table), reference_chain(E, 5))
+
+
 def test_cached_glove_list_is_a_greedy_permutation(geo):
     order = np.asarray(geo.orders[0])
     E = np.asarray(geo.space.embeddings, dtype=np.float64)

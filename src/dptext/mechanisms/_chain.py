@@ -8,8 +8,9 @@ kept in the cache (:func:`chain_for`), memory-mapped.
 How it is fast without a loop over pairs:
 
 * every row's ``K`` nearest neighbours, sorted by exact float64 distance (preselected among
-  ``K + 8`` by faiss's flat index when installed, else float32 GEMM blocks, then re-ranked in
-  float64), so most steps are one lookup: the first unvisited entry of the current row's
+  ``K + 8`` by a given sorted table, such as the space's own neighbour table, else by faiss's
+  flat index when installed, else by float32 GEMM blocks; then re-ranked in float64), so most
+  steps are one lookup: the first unvisited entry of the current row's
   list is the nearest unvisited row (every closer row is before it in the list, and visited);
 * when all ``K`` are visited, one exact search of the current row against a compacted pool of
   the unvisited rows (float32 GEMV preselecting 8, float64 re-rank); the pool is compacted
@@ -47,17 +48,24 @@ def _lexsort_rows(ids: np.ndarray, d: np.ndarray) -> np.ndarray:
     return np.take_along_axis(o1, o2, axis=1)
 
 
-def neighbour_table(E: np.ndarray, k: int = K) -> np.ndarray:
-    """``[n, k]`` int64: each row's ``k`` nearest other rows, nearest first (float64 order, ties by id)."""
+def neighbour_table(E: np.ndarray, k: int = K, preselected: np.ndarray | None = None) -> np.ndarray:
+    """``[n, k]`` int64: each row's ``k`` nearest other rows, nearest first (float64 order, ties by id).
+
+    ``preselected``: an ``[n, w]`` table of each row's nearest rows in Euclidean order (itself
+    included), ``w ≥ k + EXTRA + 1``; its first ``k + EXTRA + 1`` columns replace the search."""
     E32 = np.ascontiguousarray(E, dtype=np.float32)
     E64 = np.asarray(E, dtype=np.float64)
     n = len(E32)
     k = min(k, n - 1)
     want = min(k + EXTRA, n - 1)
-    try:
-        import faiss
-    except ImportError:
-        faiss = None
+    if preselected is not None and preselected.shape[1] < want + 1:
+        preselected = None
+    faiss = None
+    if preselected is None:
+        try:
+            import faiss
+        except ImportError:
+            pass
     out = np.empty((n, k), dtype=np.int64)
     sq = np.einsum("ij,ij->i", E32, E32)
     ix = None
@@ -66,7 +74,9 @@ def neighbour_table(E: np.ndarray, k: int = K) -> np.ndarray:
         ix.add(E32)
     for s in range(0, n, BLOCK):
         rows = np.arange(s, min(s + BLOCK, n))
-        if ix is not None:
+        if preselected is not None:
+            cand = np.asarray(preselected[rows, : want + 1], dtype=np.int64)
+        elif ix is not None:
             cand = ix.search(E32[rows], want + 1)[1].astype(np.int64)
         else:
             sc = E32[rows] @ E32.T
@@ -81,15 +91,16 @@ def neighbour_table(E: np.ndarray, k: int = K) -> np.ndarray:
     return out
 
 
-def greedy_chain(E: np.ndarray, start: int = 0, k: int = K) -> np.ndarray:
-    """The greedy nearest-neighbour chain through the rows of ``E`` from ``start`` (module docstring)."""
+def greedy_chain(E: np.ndarray, start: int = 0, k: int = K, preselected: np.ndarray | None = None) -> np.ndarray:
+    """The greedy nearest-neighbour chain through the rows of ``E`` from ``start`` (module docstring;
+    ``preselected`` as in :func:`neighbour_table`)."""
     E64 = np.ascontiguousarray(E, dtype=np.float64)
     E32 = np.ascontiguousarray(E, dtype=np.float32)
     n = len(E64)
     order = np.empty(n, dtype=np.int64)
     if n == 0:
         return order
-    nbr = neighbour_table(E, k) if n > 1 else np.zeros((1, 0), dtype=np.int64)
+    nbr = neighbour_table(E, k, preselected) if n > 1 else np.zeros((1, 0), dtype=np.int64)
     visited = np.zeros(n, dtype=bool)
     pool = np.arange(n)  # compacted candidates for exhausted rows (may hold visited ids until compaction)
     pool_E, pool_sq = E32, np.einsum("ij,ij->i", E32, E32)

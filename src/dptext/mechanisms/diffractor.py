@@ -77,6 +77,17 @@ def model_inputs(model: str) -> dict:
     return {}
 
 
+def _preselection(space, model: str):
+    """The space's cached neighbour table when the list is over the space's own vectors: its rows
+    are each unit's nearest units by Euclidean distance, so the chain needs no search of its own."""
+    if model != "glove-50d":
+        return None
+    from dptext.spaces.neighbours import cached_table
+
+    table = cached_table(space)
+    return None if table is None else table.order
+
+
 def chain_for(space, model: str, progress=None) -> np.ndarray:
     """The cached chain ``order`` (list position -> unit id) for ``space`` under ``model`` (memory-mapped)."""
     key = cache.key_of(space.cache_key, "diffractor-chain", model, model_inputs(model))
@@ -86,7 +97,7 @@ def chain_for(space, model: str, progress=None) -> np.ndarray:
 
         with build_stage(progress, f"1-Diffractor list {model} over {space.name}", BUILD_ESTIMATE_S.get(model, 60.0),
                          path):
-            order = greedy_chain(model_vectors(space, model), start=0)
+            order = greedy_chain(model_vectors(space, model), start=0, preselected=_preselection(space, model))
         cache.save_npy(path, order)
     return cache.load_npy(path)
 

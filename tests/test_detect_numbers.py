@@ -54,6 +54,11 @@ def test_short_numbers_after_an_id_keyword_stay_public(text):
     ("Patient ID 2231 was admitted", "2231"),
     ("the patient ID 22314 was admitted", "22314"),     # five digits: no Idaho ZIP code either
     ("MEMBER ID 40913 CALLED", "40913"),
+    # every ID keyword labels the ID after it, not only the medical ones: one list serves both detectors
+    ("Order ID 12345 was shipped yesterday", "12345"),
+    ("please quote invoice id 77812 when you call", "77812"),
+    ("The record ID 4471 belongs to him", "4471"),
+    ("STAFF ID 55213 SIGNED IT", "55213"),
 ])
 def test_the_id_a_label_names_is_no_idaho_address(text, value):
     found = recognize(text)

@@ -51,6 +51,7 @@ from dptext.privacy.address_patterns import (  # noqa: F401 - the patterns, re-e
 from dptext.privacy.address_words import CLAUSE as _CLAUSE
 from dptext.privacy.address_words import NOT_STREET as _NOT_STREET
 from dptext.privacy.address_words import PARTICLES as _PARTICLES
+from dptext.privacy.id_words import LABELS as _ID_LABEL
 
 
 def _clause_words(m):
@@ -206,9 +207,6 @@ def _named_streets(text):
 
 # a flight's number is no house number or postcode: "FLIGHT AA 1234", "flight 4146"
 _FLIGHT = re.compile(r"(?i)\b(?:flight|flt)\.?\s{1,3}(?:[a-z]{2}\s?)?\d")
-# "ID" after whose number it labels ("Patient ID 2231", "member id 40913") is no Idaho
-_ID_LABEL = re.compile(r"(?i)\b(?:patient|member|customer|employee|student|staff|user|account|policy|case|badge|"
-                       r"card|client|tax|national)\s{1,3}ID\b")
 # a Dutch postcode whose capitals spell an English two-letter word ("4146 TO", "1614 DO"), then a town; in
 # upper-case text ("FLIGHT 4146 TO DENVER") only a comma before it tells it from a sentence
 _WORD_LETTERS = re.compile(r"\d{4}\s?(?i:to|of|in|on|at|is|it|am|pm|an|as|be|by|do|go|he|if|me|my|no|or|so|up|us|we)\b")

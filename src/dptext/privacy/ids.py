@@ -16,11 +16,9 @@ import re
 
 from dptext.privacy import addresses
 from dptext.privacy.dates import DATE, ISO_DATE, YEAR_SPAN, year_span
+from dptext.privacy.id_words import KEYWORDS as _ID_WORDS
 
 SSN = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")
-_ID_WORDS = (r"ID|MRN|SSN|NHS|social\s+security|national\s+insurance|passport|account|acct|policy|member|patient|"
-             r"record|licen[cs]e|case|customer|employee|badge|student|invoice|order|reference|ref|tax|insurance|claim|"
-             r"ticket|serial")
 # the value after an ID keyword, its number word and a linking verb ("passport number is"): groups apart by single
 # spaces ("ZA 27 65 30", "4417 1234 5678"; 4 digits or more, checked in find), a number a spreadsheet wrote in
 # scientific notation ("9.2121e+12"), or one token of letters, digits and dashes with a digit ("AB-12345")

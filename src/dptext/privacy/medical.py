@@ -46,10 +46,17 @@ class MedicalDetector:
     def __init__(self) -> None:
         self.lex = lexicon()
         self.terms = self.lex.medical
-        self.max_len = max(len(t) for t in self.terms)
+        self.longest: dict[str, int] = {}  # a term's first word -> the most words a term opening with it has
+        for t in self.terms:
+            self.longest[t[0]] = max(self.longest.get(t[0], 0), len(t))
 
     def _term_at(self, words, i):
-        for k in range(min(self.max_len, len(words) - i), 0, -1):
+        """The number of words of the longest term at ``words[i]`` (its last word may be plural), else 0."""
+        w = words[i]
+        # only a term's last word is made singular, so a term starts with the word itself, or is one word that the
+        # singular of the word is
+        top = max([self.longest.get(w, 0)] + [self.longest.get(f, 0) for f in _singular(w)])
+        for k in range(min(top, len(words) - i), 0, -1):
             key = tuple(words[i : i + k])
             # a place is no plural ("Wales" is no more than one "wale")
             if key in self.terms or key[-1] not in self.lex.places and any(

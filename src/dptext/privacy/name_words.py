@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -44,10 +45,18 @@ _TOKEN = re.compile(r"(?<![\w'’])[dDlL]['’](?=[ \t])|(?<=[vV][aA][nN] )['’
 
 
 def tokens(text):
-    """(start, end, word) of each word; the word case-folded, composed, its apostrophes plain (a dotted capital
-    I lower-cased, ``i̇``, is looked up as ``i``)."""
-    return [(m.start(), m.end(), unicodedata.normalize("NFC", m.group(0)).casefold().replace("’", "'")
-             .replace("‘", "'").replace("i\u0307", "i")) for m in _TOKEN.finditer(text)]
+    """(start, end, word) of each word, a tuple; the word case-folded, composed, its apostrophes plain (a dotted
+    capital I lower-cased, ``i̇``, is looked up as ``i``). One detection reads a text's tokens several times, so
+    those of the last few texts up to 20,000 characters are kept."""
+    return _tokens_kept(text) if len(text) <= 20_000 else _tokens(text)
+
+
+def _tokens(text):
+    return tuple((m.start(), m.end(), unicodedata.normalize("NFC", m.group(0)).casefold().replace("’", "'")
+                  .replace("‘", "'").replace("i\u0307", "i")) for m in _TOKEN.finditer(text))
+
+
+_tokens_kept = functools.lru_cache(maxsize=16)(_tokens)
 
 
 _CAMEL = re.compile(r"([A-Z][a-z]{2,})([A-Z][a-z]{2,})")  # "#TimCook": two words, each capitalized

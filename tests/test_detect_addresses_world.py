@@ -90,6 +90,10 @@ def _found(text, label):
     # Hungary: "u." (utca) and "rkp." (rakpart) after the name, the house number with its dot
     ("the flat is at Rózsa u. 62. in Pécs", "Rózsa u. 62."),
     ("stop at Bem rkp. 97. please", "Bem rkp. 97."),
+    # Poland: a town of two names joined by a slash (a city and its district), then the postcode
+    ("wyślij na ul. Lipowa 7, Warszawa/Ursus, 02-495 jutro", "ul. Lipowa 7, Warszawa/Ursus, 02-495"),
+    # Portugal: "S/N" (no house number) between the street and the postcode
+    ("a fatura foi para Rua do Sol 3, S/N, 4000-123 Porto ontem", "Rua do Sol 3, S/N, 4000-123 Porto"),
 ])
 def test_addresses_of_more_countries_in_every_casing(text, address, casing):
     assert _clear(casing(text), casing(address)) == ""
@@ -152,6 +156,12 @@ def test_an_address_ends_before_a_stop_word(casing):
 @pytest.mark.parametrize("casing", CASINGS)
 def test_a_year_after_an_address_is_no_postal_code(casing):
     text = casing("I moved to 5 Main Street, 2019.")
+    assert _found(text, "ADDRESS") == [casing("5 Main Street")]
+
+
+@pytest.mark.parametrize("casing", CASINGS)
+def test_words_joined_by_a_slash_after_an_address_are_a_town_only_if_neither_is_english(casing):
+    text = casing("I moved to 5 Main Street, and/or near it")
     assert _found(text, "ADDRESS") == [casing("5 Main Street")]
 
 

@@ -78,7 +78,7 @@ BARE_UNIT = re.compile(r"\b(?:flat|apt\.?|apartment|unit|suite|studio)\s*#?\d{1,
 _BACK = re.compile(r"(?<![\w'’./])(?:(?:flat|apt\.?|apartment|unit|suite|studio)\s*\d{1,5}[a-z]?|\d{1,5}[a-z]?(?:/\d{1,5})?|"
                    rf"(?:\d{{1,5}}[a-z]?\s{{1,3}})?(?:{_W}\s{{1,3}}){{0,3}}{_W})\s*[,\n]\s*$", re.IGNORECASE)  # "33F Rosas Towers,"
 _UNIT_LEAD = re.compile(r"(?:flat|apt\.?|apartment|unit|suite|studio|level)\s*\d{1,5}[a-z]?,?\s{1,3}$", re.IGNORECASE)
-_GAP = re.compile(r"[\s,>]*(?:[^\W\d_][\w'’.-]*[\s,>]+){0,4}", re.IGNORECASE)  # ">": a quoted e-mail's lines
+_GAP = re.compile(r"[\s,>]*(?:[^\W\d_][\w'’.-]*(?:/[^\W\d_][\w'’.-]*)?[\s,>]+){0,4}", re.IGNORECASE)  # ">": a quoted e-mail's lines
 
 # a postal code after the words that name it: "my zip code is 46000", "postal code: 4761 nx", "ZIP CODE IS 245"
 ZIP_CUE = re.compile(r"\b(?:zip|postal|post)\s?code\s{0,3}(?:is\s|:|-)?\s{0,3}"

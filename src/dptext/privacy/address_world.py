@@ -115,10 +115,11 @@ CODE_SEGMENT = re.compile(r",[ \t]{1,3}(?:(?:[a-z]\.[ \t]?)?[a-z]{2,4}[ \t])?(?:
 # a region in brackets: a two-letter code even if it spells a stop word ("(AN)" is Ancona, "(TO)" Turin), or up to
 # three words that open no clause ("(okres Brno-venkov)"; not "(see below)")
 BRACKETED = (r"\((?:[^\W\d_]{2}|(?:(?!(?:the|a|an|and|or|is|was|not|see|i|we|you)\b)[^\W\d_][\w'’.-]*[ \t]?){1,3})\)")
-# after an address, a comma and a town of up to six words (maybe a number first), with a region in brackets or
-# after a slash, or a code: ", Tessello (FC)", ", Duarte / GO", ", Corrientes 3400", ", Imphal-576707", ", 9 Mai"
+# after an address, a comma and a town of up to six words (maybe a number first; its last word maybe two names
+# joined by a slash, ", Warszawa/Wesoła", ", Biel/Bienne"), with a region in brackets or after a slash, or a code:
+# ", Tessello (FC)", ", Duarte / GO", ", Corrientes 3400", ", Imphal-576707", ", 9 Mai"
 TOWN = re.compile(r",\s{1,3}((?:\d{1,2}\s{1,3})?(?:['’]?[^\W\d_][\w'’.-]*\s{1,3}){0,5}['’]?[^\W\d_][\w'’.]*"
-                  r"(?:[-–][^\W\d_][\w'’.]*)*)"
+                  r"(?:[-–/][^\W\d_][\w'’.]*)*)"
                   rf"(?:\s{{1,3}}{BRACKETED}|\s{{1,3}}/\s{{1,3}}[A-Z]{{2}}\b|(?:[ \t]|-)\d{{4,6}}(?![\w/-]))?", re.IGNORECASE)
 
 # the lines of an address block after its street: the rest of its line (no digit), up to two short lines (a

@@ -164,8 +164,9 @@ def _forward(text: str, end: int, stop: frozenset) -> int:
         words = list(re.finditer(r"\S+", m.group(1)))
         coded = address_world.CODE_SEGMENT.match(text, m.end())  # a postal code after it: frequent words are the town's
         # the town is the words before the first stop or frequent word: ", obdam is free" -> obdam
-        k = next((i for i, w in enumerate(words) if (low := w.group().casefold().strip(".'’")) not in _PARTICLES and (
-                  low in stop or not coded and common(w.group().casefold()))), len(words))
+        # (each of two names joined by a slash: ", and/or the next" is no town)
+        k = next((i for i, w in enumerate(words) if (low := w.group().casefold().strip(".'’")) not in _PARTICLES and any(
+                  part in stop or not coded and common(part) for part in {low, *low.split("/")} if part)), len(words))
         if k < len(words):
             if k == 0:
                 break

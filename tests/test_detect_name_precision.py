@@ -80,6 +80,21 @@ def test_refine_drops_a_spacy_person_that_is_a_place_or_an_unlisted_lower_case_w
     assert kept == ["Anna"]
 
 
+@pytest.mark.parametrize("casing", [str, str.lower, str.upper])
+@pytest.mark.parametrize("text", ["Tel: +44 20 7946 0958", "Attn: Brown", "Tel: Maria Rossi"])
+def test_a_field_label_before_its_colon_is_no_name(policy, text, casing):
+    # spaCy reads "Tel" as a person, and the name lists read a word before a colon at a line's start as a speaker
+    text = casing(text)
+    label = text.index(":")
+    assert not [s for s in policy.detect(text) if s.label == "PERSON" and s.start < label]
+
+
+@pytest.mark.parametrize("casing", [str, str.lower, str.upper])
+def test_the_value_after_a_field_label_is_still_a_name(policy, casing):
+    text = casing("Tel: Maria Rossi")
+    assert [text[s.start:s.end] for s in policy.detect(text) if s.label == "PERSON"] == [casing("Maria Rossi")]
+
+
 def test_the_cue_word_is_no_part_of_the_name(names):
     assert _names(names, "Student Oyenike Salami was late again.") == ["Oyenike Salami"]
 

@@ -23,7 +23,7 @@ import re
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.medical import MedicalDetector  # noqa: F401 - re-exported
 from dptext.privacy.name_bridge import NOT_PERSONS, bridge
-from dptext.privacy.name_cues import _CUE_WORDS
+from dptext.privacy.name_cues import _CUE_WORDS, FIELD_LABELS
 from dptext.privacy.name_words import CALENDAR, adjacent, chat_form, has_ordinary_casing, proper_mid, tokens
 from dptext.privacy.names import _PARTICLES, TITLES, NameDetector, account_word  # noqa: F401 - re-exported
 from dptext.privacy.recognizers import Detection
@@ -34,7 +34,6 @@ _DURATION = re.compile(r"(?:(?:about|over|almost|nearly|around|more than|less th
                        re.IGNORECASE)
 # what is left of a spaCy date that names no day: a count ("10", "30+", "20-plus") or a range ("12 to 18")
 _BARE = re.compile(r"\d{1,3}(?:\+|-?plus)?(?:\s*(?:to|-|–)\s*\d{1,3})?", re.IGNORECASE)
-
 
 # an amount after a number: "1999 dollars", "2500 people" (a count, no year)
 _UNIT_AFTER = re.compile(r"(?i)\s{0,2}(?:dollars?|euros?|pounds?|usd|eur|gbp|people|persons|users|miles?|km|"
@@ -85,6 +84,9 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             if d is not None and (_BARE.fullmatch(text[d.start:d.end]) or _DURATION.fullmatch(text[d.start:d.end])
                                   or _not_a_year(text, d)):
                 d = None  # "the next 10 hrs" leaves "10", "a 12 TO 18 MONTH freeze" leaves "12 TO 18"
+        elif d.detector == "spacy" and d.label == "PERSON" and text[d.end:d.end + 1] == ":" \
+                and text[d.start:d.end].casefold() in FIELD_LABELS:
+            d = None  # "Tel:", "FAX:": a field's label, no name
         elif d.detector == "spacy" and d.label == "PERSON":
 
             def keep(w):  # a listed name that is a frequent word counts only when casing marks it ("Rose")

@@ -42,6 +42,8 @@ _KIN = frozenset("son daughter wife husband kid kids child children mother fathe
                  "aunt grandson granddaughter grandmother grandfather grandma grandpa nephew niece cousin friend boss "
                  "colleague neighbour neighbor partner fiancé fiancée girlfriend boyfriend parents".split())
 _CUE_KEYS = {tuple(c.split()) for c in _CUES}
+# a form's field label before its colon ("Tel: +44 20 7946 0958", "Attn: Brown"): no speaker, no name
+FIELD_LABELS = frozenset("tel tel. telephone phone ph fax mob mobile cell email e-mail mail dob ref attn".split())
 # cues of an addressee, after which a capitalized surname that is a frequent word is the name ("Delivery for Brown")
 _ADDRESSEE = {("delivery", "for"), ("parcel", "for"), ("package", "for"), ("attn",), ("attention",), ("c/o",),
               ("dear",), ("payable", "to")}
@@ -63,7 +65,8 @@ def _cued(text, toks, lex):
     out = set()
     for i, (s, e, w) in enumerate(toks):  # a speaker at the start of a line of dialogue: 'Yakha: "Who are you?"'
         # not a field whose value is a code ("IBAN: CH26 7556", "PNR: X7K2Q")
-        if text[e:e + 1] == ":" and not lex.is_word(w) and text[text.rfind("\n", 0, s) + 1:s].strip() == "" \
+        if text[e:e + 1] == ":" and not lex.is_word(w) and w not in FIELD_LABELS \
+                and text[text.rfind("\n", 0, s) + 1:s].strip() == "" \
                 and not any(c.isdigit() for c in "".join(text[e + 1:e + 60].split(None, 1)[:1])):
             out.add(i)
     for i in range(1, len(toks)):

@@ -23,7 +23,7 @@ import re
 from dptext.privacy.gazetteers import lexicon
 from dptext.privacy.medical import MedicalDetector  # noqa: F401 - re-exported
 from dptext.privacy.name_bridge import NOT_PERSONS, bridge
-from dptext.privacy.name_cues import _CUE_WORDS, FIELD_LABELS
+from dptext.privacy.name_cues import _CUE_WORDS, field_label
 from dptext.privacy.name_words import CALENDAR, adjacent, chat_form, has_ordinary_casing, proper_mid, tokens
 from dptext.privacy.names import _PARTICLES, TITLES, NameDetector, account_word  # noqa: F401 - re-exported
 from dptext.privacy.recognizers import Detection
@@ -84,8 +84,7 @@ def refine(text: str, detections: list, names: "NameDetector") -> list:
             if d is not None and (_BARE.fullmatch(text[d.start:d.end]) or _DURATION.fullmatch(text[d.start:d.end])
                                   or _not_a_year(text, d)):
                 d = None  # "the next 10 hrs" leaves "10", "a 12 TO 18 MONTH freeze" leaves "12 TO 18"
-        elif d.detector == "spacy" and d.label == "PERSON" and text[d.end:d.end + 1] == ":" \
-                and text[d.start:d.end].casefold() in FIELD_LABELS:
+        elif d.detector == "spacy" and d.label == "PERSON" and field_label(text, d.start, d.end):
             d = None  # "Tel:", "FAX:": a field's label, no name
         elif d.detector == "spacy" and d.label == "PERSON":
 

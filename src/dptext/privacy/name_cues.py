@@ -43,7 +43,12 @@ _KIN = frozenset("son daughter wife husband kid kids child children mother fathe
                  "colleague neighbour neighbor partner fiancé fiancée girlfriend boyfriend parents".split())
 _CUE_KEYS = {tuple(c.split()) for c in _CUES}
 # a form's field label before its colon ("Tel: +44 20 7946 0958", "Attn: Brown"): no speaker, no name
-FIELD_LABELS = frozenset("tel tel. telephone phone ph fax mob mobile cell email e-mail mail dob ref attn".split())
+_FIELD_LABELS = frozenset("tel tel. telephone phone ph fax mob mobile cell email e-mail mail dob ref attn".split())
+
+
+def field_label(text, start, end) -> bool:
+    """``text[start:end]`` is a form's field label right before its colon (``Tel:``, ``ATTN:``)."""
+    return text[end:end + 1] == ":" and text[start:end].casefold() in _FIELD_LABELS
 # cues of an addressee, after which a capitalized surname that is a frequent word is the name ("Delivery for Brown")
 _ADDRESSEE = {("delivery", "for"), ("parcel", "for"), ("package", "for"), ("attn",), ("attention",), ("c/o",),
               ("dear",), ("payable", "to")}
@@ -65,7 +70,7 @@ def _cued(text, toks, lex):
     out = set()
     for i, (s, e, w) in enumerate(toks):  # a speaker at the start of a line of dialogue: 'Yakha: "Who are you?"'
         # not a field whose value is a code ("IBAN: CH26 7556", "PNR: X7K2Q")
-        if text[e:e + 1] == ":" and not lex.is_word(w) and w not in FIELD_LABELS \
+        if text[e:e + 1] == ":" and not lex.is_word(w) and not field_label(text, s, e) \
                 and text[text.rfind("\n", 0, s) + 1:s].strip() == "" \
                 and not any(c.isdigit() for c in "".join(text[e + 1:e + 60].split(None, 1)[:1])):
             out.add(i)

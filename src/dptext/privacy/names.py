@@ -61,7 +61,7 @@ from __future__ import annotations
 import re
 
 from dptext.privacy.gazetteers import lexicon
-from dptext.privacy.name_cues import _CUE_WORDS, _ROLES, FIELD_LABELS, _cued, _strengthen, tagged
+from dptext.privacy.name_cues import _CUE_WORDS, _ROLES, _cued, _strengthen, field_label, tagged
 from dptext.privacy.name_vectors import THRESHOLD, name_like, score, table
 from dptext.privacy.name_runs import accept, lone_proper, run_ends, seldom, untitled_keep
 from dptext.privacy.name_words import (  # noqa: F401 - tokens is re-exported
@@ -126,7 +126,7 @@ class NameDetector:
         if initial:
             return "initial"
         if w in lex.stop or len(w) < 2 or w.endswith("n't") or w in GREETINGS or w in _HOLIDAYS \
-                or w in FIELD_LABELS and text[e:e + 1] == ":":  # "Attn:", "TEL:": a field's label
+                or field_label(text, s, e):  # "Attn:", "TEL:": a field's label
             return None  # "didn't", "hi": no name
         # a surname ending, or letters English does not use ("métivier", "ertaş"), in a word no word list knows
         shaped = len(w) > 4 and SURNAME_SHAPE.search(w) is not None or not w.isascii() and len(w) > 3

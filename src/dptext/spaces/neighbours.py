@@ -156,13 +156,15 @@ def load_table(space, progress=None, width: int | None = None) -> NeighbourTable
     return NeighbourTable(**{a: np.asarray(cache.load_npy(p, mmap=True)) for a, p in paths.items()})
 
 
+def _default_paths(space) -> dict:
+    return _paths(space, min(space.size, table_width(space.size)))
+
+
 def cached_table(space) -> NeighbourTable | None:
     """The space's table if it is already in the cache (memory-mapped), else ``None``; never builds."""
-    if all(p.exists() for p in _paths(space, min(space.size, table_width(space.size))).values()):
-        return load_table(space)
-    return None
+    return load_table(space) if all(p.exists() for p in _default_paths(space).values()) else None
 
 
 def table_paths(space) -> list:
     """Cached table files of ``space`` that exist (for size reports)."""
-    return [p for p in _paths(space, min(space.size, table_width(space.size))).values() if p.exists()]
+    return [p for p in _default_paths(space).values() if p.exists()]
